@@ -1,0 +1,25 @@
+"""newton_tendon: batched rigid bodies driven by tendons, on NVIDIA Warp.
+
+Code written for newton's tendon API runs with ``import newton_tendon as newton``.
+"""
+
+from . import solvers
+from .builder import ModelBuilder
+from .collision import CollisionPipeline, Contacts
+from .kinematics import eval_joint_coordinates
+from .model import Model, ModelFlags
+from .state import Control, State
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CollisionPipeline",
+    "Contacts",
+    "Control",
+    "Model",
+    "ModelBuilder",
+    "ModelFlags",
+    "State",
+    "eval_joint_coordinates",
+    "solvers",
+]

@@ -1,0 +1,224 @@
+"""Turn a validated ModelBuilder into a Model of Warp arrays (one helper per domain)."""
+
+from __future__ import annotations
+
+import numpy as np
+import warp as wp
+
+from warp_kernels import types as T
+from warp_kernels.collide import pair_contact_capacity
+
+from .inertia import quat_to_matrix
+from .model import Model
+
+
+def _resolve_worlds(b) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """World index per body, shape and joint. A builder without worlds becomes world 0."""
+    body_world = np.asarray(b.body_world, dtype=np.int32)
+    shape_world = np.asarray(b.shape_world, dtype=np.int32)
+    joint_world = np.asarray(b.joint_world, dtype=np.int32)
+    if b.world_count == 0:
+        body_world = np.zeros_like(body_world)
+        joint_world = np.zeros_like(joint_world)
+        shape_body = np.asarray(b.shape_body, dtype=np.int32)
+        # Shapes on bodies follow their body; static world shapes keep their world (-1 = shared).
+        shape_world = np.where(shape_body >= 0, 0, shape_world).astype(np.int32)
+        return 1, body_world, shape_world, joint_world
+    loose = np.nonzero(body_world < 0)[0]
+    if loose.size:
+        i = int(loose[0])
+        raise ValueError(
+            f"finalize: body '{b.body_label[i]}' (index {i}) belongs to no world (-1) but the builder has "
+            f"{b.world_count} worlds; add bodies through add_world/replicate, or attach static geometry to body -1"
+        )
+    return b.world_count, body_world, shape_world, joint_world
+
+
+def _mass_properties(b):
+    """Body mass, inertia (with revolute armature) and their inverses; immovable bodies get zero inverses."""
+    n = b.body_count
+    mass = np.asarray(b.body_mass, dtype=np.float64).reshape(n)
+    inertia = np.array(b.body_inertia, dtype=np.float64).reshape(n, 3, 3)
+    flags = np.asarray(b.body_flags, dtype=np.int32).reshape(n)
+    qd_start = 0
+    for j in range(b.joint_count):
+        ndof = T.JOINT_DOF_COUNT[b.joint_type[j]]
+        if b.joint_type[j] == T.JOINT_REVOLUTE and b.joint_armature[qd_start] > 0.0:
+            # Rotor inertia about the joint axis, expressed in the child body frame.
+            r = quat_to_matrix(b.joint_X_c[j][3:])
+            a = r @ np.asarray(b.joint_axis[qd_start])
+            inertia[b.joint_child[j]] += b.joint_armature[qd_start] * np.outer(a, a)
+        qd_start += ndof
+    moving = (mass > 0.0) & ((flags & T.BODY_KINEMATIC) == 0)
+    inv_mass = np.where(moving, 1.0 / np.where(mass > 0.0, mass, 1.0), 0.0)
+    inv_inertia = np.zeros_like(inertia)
+    for i in np.nonzero(moving)[0]:
+        if np.linalg.det(inertia[i]) > 1e-30:
+            inv_inertia[i] = np.linalg.inv(inertia[i])
+    return mass, inertia, inv_mass, inv_inertia, moving
+
+
+def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray) -> np.ndarray:
+    """All shape pairs that may touch: same or shared world, at least one moving body, not filtered."""
+    shape_body = b.shape_body
+    by_world: dict[int, list[int]] = {}
+    for s in range(b.shape_count):
+        if b.shape_has_collision[s]:
+            by_world.setdefault(int(shape_world[s]), []).append(s)
+    shared = by_world.pop(-1, [])
+
+    def is_moving(s):
+        body = shape_body[s]
+        return body >= 0 and bool(moving[body])
+
+    pairs: list[tuple[int, int]] = []
+
+    def consider(a: int, c: int):
+        ba, bc = shape_body[a], shape_body[c]
+        if ba == bc or not (is_moving(a) or is_moving(c)):
+            return
+        ga, gc = b.shape_collision_group[a], b.shape_collision_group[c]
+        if ga != 0 and ga == gc:
+            return
+        if (min(a, c), max(a, c)) in b.shape_filter_pairs:
+            return
+        if ba >= 0 and bc >= 0 and (min(ba, bc), max(ba, bc)) in b.body_filter_pairs:
+            return
+        ta, tc = b.shape_type[a], b.shape_type[c]
+        if ta > tc:
+            a, c, ta, tc = c, a, tc, ta
+        if pair_contact_capacity(ta, tc) == 0:
+            if ta == T.SHAPE_PLANE and tc == T.SHAPE_PLANE:
+                return
+            raise ValueError(
+                f"finalize: shapes '{b.shape_label[a]}' ({T.SHAPE_TYPE_NAMES[ta]}) and '{b.shape_label[c]}' "
+                f"({T.SHAPE_TYPE_NAMES[tc]}) may collide, but {T.SHAPE_TYPE_NAMES[ta]}-{T.SHAPE_TYPE_NAMES[tc]} "
+                "contact is not supported; set has_collision=False on one, give both the same nonzero "
+                "collision_group, or add_shape_collision_filter_pair"
+            )
+        pairs.append((a, c))
+
+    for i, a in enumerate(shared):
+        for c in shared[i + 1 :]:
+            consider(a, c)
+    for shapes in by_world.values():
+        for i, a in enumerate(shapes):
+            for c in shared:
+                consider(c, a)
+            for c in shapes[i + 1 :]:
+                consider(a, c)
+    return np.asarray(pairs, dtype=np.int32).reshape(-1, 2)
+
+
+def _body_slots(b, pairs: np.ndarray, contact_pair: np.ndarray):
+    """CSR table of the constraint slots touching each body, sorted by slot for a fixed gather order."""
+    jp = np.asarray(b.joint_parent, dtype=np.int64)
+    jc = np.asarray(b.joint_child, dtype=np.int64)
+    jidx = np.arange(b.joint_count, dtype=np.int64)
+    shape_body = np.asarray(b.shape_body, dtype=np.int64)
+    base = 2 * b.joint_count
+    cs = np.arange(contact_pair.shape[0], dtype=np.int64)
+    body_a = shape_body[pairs[contact_pair, 0]] if cs.size else cs
+    body_b = shape_body[pairs[contact_pair, 1]] if cs.size else cs
+    bodies = np.concatenate([jp, jc, body_a, body_b])
+    slots = np.concatenate([2 * jidx, 2 * jidx + 1, base + 2 * cs, base + 2 * cs + 1])
+    keep = bodies >= 0
+    bodies, slots = bodies[keep], slots[keep]
+    order = np.lexsort((slots, bodies))
+    counts = np.bincount(bodies, minlength=b.body_count) if bodies.size else np.zeros(b.body_count, dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    return start, slots[order].astype(np.int32)
+
+
+def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
+    """Build the Model; every check runs before any array is created."""
+    if requires_grad:
+        raise ValueError("finalize: requires_grad=True is not supported: the XPBD and VBD paths are not differentiable")
+    world_count, body_world, shape_world, joint_world = _resolve_worlds(b)
+    mass, inertia, inv_mass, inv_inertia, moving = _mass_properties(b)
+    pairs = _contact_pairs(b, shape_world, moving)
+    caps = np.array([pair_contact_capacity(b.shape_type[a], b.shape_type[c]) for a, c in pairs], dtype=np.int64)
+    contact_pair = np.repeat(np.arange(len(pairs), dtype=np.int32), caps)
+    pair_first = np.concatenate([[0], np.cumsum(caps)])[:-1] if len(caps) else np.zeros(0, dtype=np.int64)
+    contact_sub = (np.arange(contact_pair.size) - np.repeat(pair_first, caps)).astype(np.int32)
+    slot_start, slot = _body_slots(b, pairs, contact_pair)
+
+    m = Model(device)
+    dev = m.device
+
+    def arr(x, dtype, shape_n=None):
+        a = np.asarray(
+            x, dtype=np.float32 if dtype in (float, wp.transform, wp.vec3, wp.mat33, wp.spatial_vector) else np.int32
+        )
+        if shape_n is not None and a.size == 0:
+            return wp.zeros(shape_n, dtype=dtype, device=dev)
+        return wp.array(a, dtype=dtype, device=dev)
+
+    m.world_count = world_count
+    m.up_axis = {"X": 0, "Y": 1, "Z": 2}[b.up_axis]
+    m.gravity = wp.array(np.tile(np.asarray(b.gravity, dtype=np.float32), (world_count, 1)), dtype=wp.vec3, device=dev)
+
+    nb = b.body_count
+    m.body_count = nb
+    m.body_q = arr(np.reshape(b.body_q, (nb, 7)), wp.transform, 0)
+    m.body_qd = arr(np.reshape(b.body_qd, (nb, 6)), wp.spatial_vector, 0)
+    m.body_com = arr(np.reshape(b.body_com, (nb, 3)), wp.vec3, 0)
+    m.body_mass = arr(mass, float, 0)
+    m.body_inv_mass = arr(inv_mass, float, 0)
+    m.body_inertia = arr(inertia, wp.mat33, 0)
+    m.body_inv_inertia = arr(inv_inertia, wp.mat33, 0)
+    m.body_flags = arr(b.body_flags, wp.int32, 0)
+    m.body_world = arr(body_world, wp.int32, 0)
+    m.body_label = list(b.body_label)
+    colors = b.body_color if b.body_color is not None and len(b.body_color) == nb else [-1] * nb
+    m.body_color = arr(colors, wp.int32, 0)
+    m.body_color_count = (max(colors) + 1) if nb and min(colors) >= 0 else 0
+    m.body_slot_start = arr(slot_start, wp.int32)
+    m.body_slot = arr(slot, wp.int32, 0)
+
+    ns = b.shape_count
+    m.shape_count = ns
+    m.shape_type = arr(b.shape_type, wp.int32, 0)
+    m.shape_body = arr(b.shape_body, wp.int32, 0)
+    m.shape_transform = arr(np.reshape(b.shape_transform, (ns, 7)), wp.transform, 0)
+    m.shape_scale = arr(np.reshape(b.shape_scale, (ns, 3)), wp.vec3, 0)
+    m.shape_mu = arr(b.shape_mu, float, 0)
+    m.shape_restitution = arr(b.shape_restitution, float, 0)
+    m.shape_collision_group = arr(b.shape_collision_group, wp.int32, 0)
+    m.shape_world = arr(shape_world, wp.int32, 0)
+    m.shape_label = list(b.shape_label)
+    m.rigid_contact_margin = float(b.rigid_contact_margin)
+    m.shape_contact_pair_count = len(pairs)
+    m.shape_contact_pairs = arr(pairs, wp.vec2i, 0)
+    m.contact_capacity = int(contact_pair.size)
+    m.contact_pair = arr(contact_pair, wp.int32, 0)
+    m.contact_sub = arr(contact_sub, wp.int32, 0)
+
+    nj = b.joint_count
+    q_count = np.array([T.JOINT_COORD_COUNT[t] for t in b.joint_type], dtype=np.int64)
+    qd_count = np.array([T.JOINT_DOF_COUNT[t] for t in b.joint_type], dtype=np.int64)
+    m.joint_count = nj
+    m.joint_type = arr(b.joint_type, wp.int32, 0)
+    m.joint_parent = arr(b.joint_parent, wp.int32, 0)
+    m.joint_child = arr(b.joint_child, wp.int32, 0)
+    m.joint_X_p = arr(np.reshape(b.joint_X_p, (nj, 7)), wp.transform, 0)
+    m.joint_X_c = arr(np.reshape(b.joint_X_c, (nj, 7)), wp.transform, 0)
+    m.joint_enabled = arr([int(e) for e in b.joint_enabled], wp.int32, 0)
+    m.joint_world = arr(joint_world, wp.int32, 0)
+    m.joint_label = list(b.joint_label)
+    m.joint_q_start = arr(np.concatenate([[0], np.cumsum(q_count)]), wp.int32)
+    m.joint_qd_start = arr(np.concatenate([[0], np.cumsum(qd_count)]), wp.int32)
+    m.joint_coord_count = int(q_count.sum())
+    m.joint_dof_count = int(qd_count.sum())
+    nd = m.joint_dof_count
+    m.joint_axis = arr(np.reshape(b.joint_axis, (nd, 3)), wp.vec3, 0)
+    m.joint_limit_lower = arr(b.joint_limit_lower, float, 0)
+    m.joint_limit_upper = arr(b.joint_limit_upper, float, 0)
+    m.joint_target_ke = arr(b.joint_target_ke, float, 0)
+    m.joint_target_kd = arr(b.joint_target_kd, float, 0)
+    m.joint_armature = arr(b.joint_armature, float, 0)
+    m.joint_target_pos = arr(b.joint_target_pos, float, 0)
+    m.joint_target_vel = arr(b.joint_target_vel, float, 0)
+    m.articulation_count = b.articulation_count
+    m.articulation_start = arr(list(b.articulation_start) + [b.articulation_joint_end], wp.int32)
+    return m

@@ -1,0 +1,70 @@
+"""Mass properties of primitive shapes and their composition on a body (host side, float64)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def sphere_mass_properties(density: float, radius: float):
+    """Mass [kg] and inertia [kg m^2] about the centre of a solid sphere."""
+    m = density * 4.0 / 3.0 * math.pi * radius**3
+    return m, np.eye(3) * (0.4 * m * radius**2)
+
+
+def box_mass_properties(density: float, hx: float, hy: float, hz: float):
+    """Mass and central inertia of a solid box with half extents (hx, hy, hz) [m]."""
+    m = density * 8.0 * hx * hy * hz
+    return m, np.diag([m / 3.0 * (hy**2 + hz**2), m / 3.0 * (hx**2 + hz**2), m / 3.0 * (hx**2 + hy**2)])
+
+
+def cylinder_mass_properties(density: float, radius: float, half_height: float):
+    """Mass and central inertia of a solid cylinder along local Z."""
+    h = 2.0 * half_height
+    m = density * math.pi * radius**2 * h
+    ixx = m * (3.0 * radius**2 + h**2) / 12.0
+    return m, np.diag([ixx, ixx, 0.5 * m * radius**2])
+
+
+def capsule_mass_properties(density: float, radius: float, half_height: float):
+    """Mass and central inertia of a solid capsule (cylinder plus two hemispherical caps) along local Z."""
+    h = 2.0 * half_height
+    m_cyl = density * math.pi * radius**2 * h
+    m_caps = density * 4.0 / 3.0 * math.pi * radius**3
+    izz = 0.5 * m_cyl * radius**2 + 0.4 * m_caps * radius**2
+    # Each hemisphere: own inertia about its centroid plus the shift to the capsule centre.
+    ixx_cyl = m_cyl * (3.0 * radius**2 + h**2) / 12.0
+    ixx_caps = m_caps * (0.4 * radius**2 + 0.25 * h**2 + 0.375 * h * radius)
+    return m_cyl + m_caps, np.diag([ixx_cyl + ixx_caps, ixx_cyl + ixx_caps, izz])
+
+
+def quat_to_matrix(q) -> np.ndarray:
+    """Rotation matrix of a unit quaternion (x, y, z, w)."""
+    x, y, z, w = (float(c) for c in q)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def combine(m0: float, c0, i0, m1: float, c1, i1):
+    """Combine two rigid mass distributions (mass, COM, inertia about own COM, same axes).
+
+    Returns the total mass, the combined COM and the inertia about it (parallel-axis theorem).
+    """
+    m = m0 + m1
+    c0 = np.asarray(c0, dtype=np.float64)
+    c1 = np.asarray(c1, dtype=np.float64)
+    if m <= 0.0:
+        return 0.0, c0, np.asarray(i0) + np.asarray(i1)
+    c = (m0 * c0 + m1 * c1) / m
+
+    def shift(mass, d):
+        d = np.asarray(d)
+        return mass * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
+
+    return m, c, np.asarray(i0) + shift(m0, c0 - c) + np.asarray(i1) + shift(m1, c1 - c)

@@ -1,0 +1,211 @@
+"""The finalized, device-resident description of a scene: topology and parameters as flat arrays."""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+import warp as wp
+
+from warp_kernels.joints import JointModel
+from warp_kernels.rigid import BodyModel
+
+from .state import Control, State
+
+
+class ModelFlags(enum.IntFlag):
+    """What changed in a model, passed to ``solver.notify_model_changed``."""
+
+    BODY_PROPERTIES = 1 << 0
+    """Body mass, inertia or centre of mass was edited in place."""
+    JOINT_PROPERTIES = 1 << 1
+    """Joint limits, drive gains or armature were edited in place."""
+    SHAPE_PROPERTIES = 1 << 2
+    """Shape friction or restitution was edited in place."""
+    TENDON_PROPERTIES = 1 << 3
+    """Tendon segment compliance, damping, rest length or guide friction was edited in place."""
+    ALL = BODY_PROPERTIES | JOINT_PROPERTIES | SHAPE_PROPERTIES | TENDON_PROPERTIES
+    """Everything above."""
+
+
+class Model:
+    """Scene topology and parameters as flat Warp arrays over all worlds.
+
+    Built by :meth:`ModelBuilder.finalize`; do not construct it directly. Entity arrays are flat over
+    every world; ``*_world`` gives each entity's world (``-1`` for shared static things such as the
+    ground). Arrays may be edited in place between steps (then call
+    ``solver.notify_model_changed``); replacing an array invalidates captured graphs.
+    """
+
+    def __init__(self, device):
+        self.device = wp.get_device(device)
+        """Warp device holding every array."""
+        self.requires_grad = False
+        """Always False: the solvers are not differentiable."""
+        self.world_count = 0
+        """Number of worlds, at least 1."""
+        self.up_axis = 2
+        """Index of the up axis (0 = X, 1 = Y, 2 = Z)."""
+        self.gravity = None
+        """Gravity acceleration per world [m/s^2], shape [world_count], wp.vec3. Editable in place."""
+
+        self.body_count = 0
+        """Number of bodies in all worlds."""
+        self.body_q = None
+        """Initial body frame poses in world (position [m], quaternion xyzw), shape [body_count], wp.transform."""
+        self.body_qd = None
+        """Initial body velocities (COM linear [m/s], angular [rad/s], world), shape [body_count], wp.spatial_vector."""
+        self.body_com = None
+        """Centre of mass in the body frame [m], shape [body_count], wp.vec3."""
+        self.body_mass = None
+        """Body mass [kg] (0 = immovable), shape [body_count], float32."""
+        self.body_inv_mass = None
+        """Inverse body mass [1/kg] (0 for static and kinematic bodies), shape [body_count], float32."""
+        self.body_inertia = None
+        """Inertia about the COM in body axes [kg m^2], shape [body_count], wp.mat33."""
+        self.body_inv_inertia = None
+        """Inverse of ``body_inertia`` [1/(kg m^2)] (0 where singular or immovable), shape [body_count], wp.mat33."""
+        self.body_flags = None
+        """Body flags (bit 0: kinematic), shape [body_count], int32."""
+        self.body_world = None
+        """World index of each body, shape [body_count], int32."""
+        self.body_label = []
+        """Body labels, a Python list of str of length body_count."""
+        self.body_color = None
+        """Graph colour of each body for VBD (bodies sharing a constraint differ), shape [body_count], int32."""
+        self.body_color_count = 0
+        """Number of distinct body colours."""
+        self.body_slot_start = None
+        """CSR offsets into ``body_slot`` per body, shape [body_count + 1], int32."""
+        self.body_slot = None
+        """Constraint slots touching each body, in a fixed order (deterministic gather), shape [total], int32."""
+
+        self.shape_count = 0
+        """Number of shapes."""
+        self.shape_type = None
+        """Shape type (see ``warp_kernels.types.SHAPE_*``), shape [shape_count], int32."""
+        self.shape_body = None
+        """Body each shape is attached to (-1 = world), shape [shape_count], int32."""
+        self.shape_transform = None
+        """Shape frame relative to its body frame (world frame when body is -1), shape [shape_count], wp.transform."""
+        self.shape_scale = None
+        """Shape dimensions [m]: sphere (r,0,0); box half extents; capsule/cylinder (r, half height, 0) along local Z;
+        plane (half width, half length, 0), 0 = infinite; shape [shape_count], wp.vec3."""
+        self.shape_mu = None
+        """Coulomb friction coefficient [-], shape [shape_count], float32. A pair uses the mean of its two shapes."""
+        self.shape_restitution = None
+        """Coefficient of restitution [-], shape [shape_count], float32. A pair uses the mean of its two shapes."""
+        self.shape_collision_group = None
+        """Collision group (shapes in the same nonzero group never collide), shape [shape_count], int32."""
+        self.shape_world = None
+        """World index of each shape (-1 = shared static), shape [shape_count], int32."""
+        self.shape_label = []
+        """Shape labels, a Python list of str."""
+
+        self.rigid_contact_margin = 0.01
+        """Default distance [m] below which shape pairs produce contact candidates."""
+        self.shape_contact_pair_count = 0
+        """Number of shape pairs that may touch."""
+        self.shape_contact_pairs = None
+        """Shape pairs (a, b) with type(a) <= type(b), shape [shape_contact_pair_count], wp.vec2i."""
+        self.contact_capacity = 0
+        """Number of contact slots (fixed; each pair owns a contiguous range)."""
+        self.contact_pair = None
+        """Pair index of each contact slot, shape [contact_capacity], int32."""
+        self.contact_sub = None
+        """Index of each contact slot within its pair, shape [contact_capacity], int32."""
+
+        self.joint_count = 0
+        """Number of joints."""
+        self.joint_type = None
+        """Joint type (see ``warp_kernels.types.JOINT_*``), shape [joint_count], int32."""
+        self.joint_parent = None
+        """Parent body (-1 = world), shape [joint_count], int32."""
+        self.joint_child = None
+        """Child body, shape [joint_count], int32."""
+        self.joint_X_p = None
+        """Joint frame in the parent body frame, shape [joint_count], wp.transform."""
+        self.joint_X_c = None
+        """Joint frame in the child body frame, shape [joint_count], wp.transform."""
+        self.joint_enabled = None
+        """1 if the joint is enforced, shape [joint_count], int32."""
+        self.joint_world = None
+        """World index of each joint, shape [joint_count], int32."""
+        self.joint_label = []
+        """Joint labels, a Python list of str."""
+        self.joint_coord_count = 0
+        """Total number of joint coordinates."""
+        self.joint_dof_count = 0
+        """Total number of joint degrees of freedom."""
+        self.joint_q_start = None
+        """First coordinate of each joint, shape [joint_count + 1], int32."""
+        self.joint_qd_start = None
+        """First degree of freedom of each joint, shape [joint_count + 1], int32."""
+        self.joint_axis = None
+        """Axis of each degree of freedom in the joint frame (unit), shape [joint_dof_count], wp.vec3."""
+        self.joint_limit_lower = None
+        """Lower limit per dof [m or rad] (-inf = none), shape [joint_dof_count], float32."""
+        self.joint_limit_upper = None
+        """Upper limit per dof [m or rad] (+inf = none), shape [joint_dof_count], float32."""
+        self.joint_target_ke = None
+        """Drive position gain per dof [N/m or N m/rad], shape [joint_dof_count], float32."""
+        self.joint_target_kd = None
+        """Drive velocity gain per dof [N s/m or N m s/rad], shape [joint_dof_count], float32."""
+        self.joint_armature = None
+        """Armature per dof [kg m^2] (added to the child's inertia about a revolute axis),
+        shape [joint_dof_count], float32."""
+        self.joint_target_pos = None
+        """Default drive position targets [m or rad], copied into ``Control``, shape [joint_dof_count], float32."""
+        self.joint_target_vel = None
+        """Default drive velocity targets [m/s or rad/s], copied into ``Control``, shape [joint_dof_count], float32."""
+        self.articulation_start = None
+        """First joint of each articulation, shape [articulation_count + 1], int32."""
+        self.articulation_count = 0
+        """Number of articulations."""
+
+    def state(self) -> State:
+        """A new State holding copies of the initial body poses and velocities."""
+        return State(self)
+
+    def control(self) -> Control:
+        """A new Control holding the default drive targets and zero joint forces."""
+        return Control(self)
+
+    def world_mask(self, worlds) -> wp.array:
+        """An int32 mask array [world_count] with 1 for each world index in ``worlds``."""
+        m = np.zeros(self.world_count, dtype=np.int32)
+        m[np.asarray(list(worlds), dtype=np.int64)] = 1
+        return wp.array(m, dtype=wp.int32, device=self.device)
+
+
+def body_model_struct(m: Model) -> BodyModel:
+    """The per-body constants of ``m`` bundled as the struct kernels take (arrays shared, not copied)."""
+    s = BodyModel()
+    s.com = m.body_com
+    s.inv_mass = m.body_inv_mass
+    s.inertia = m.body_inertia
+    s.inv_inertia = m.body_inv_inertia
+    s.flags = m.body_flags
+    s.world = m.body_world
+    s.slot_start = m.body_slot_start
+    s.slot = m.body_slot
+    return s
+
+
+def joint_model_struct(m: Model) -> JointModel:
+    """The per-joint constants of ``m`` bundled as the struct kernels take (arrays shared, not copied)."""
+    s = JointModel()
+    s.type = m.joint_type
+    s.parent = m.joint_parent
+    s.child = m.joint_child
+    s.X_p = m.joint_X_p
+    s.X_c = m.joint_X_c
+    s.q_start = m.joint_q_start
+    s.qd_start = m.joint_qd_start
+    s.axis = m.joint_axis
+    s.limit_lower = m.joint_limit_lower
+    s.limit_upper = m.joint_limit_upper
+    s.target_ke = m.joint_target_ke
+    s.target_kd = m.joint_target_kd
+    s.enabled = m.joint_enabled
+    return s

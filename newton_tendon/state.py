@@ -1,0 +1,56 @@
+"""Time-varying simulation data: State (what the solver advances) and Control (what the user commands)."""
+
+from __future__ import annotations
+
+import warp as wp
+
+
+class State:
+    """Body poses, velocities and applied forces of every world at one instant.
+
+    Solvers read one State and write another (``step(state_in, state_out, ...)``); swap the two
+    between steps. Create with ``model.state()``.
+    """
+
+    def __init__(self, model):
+        dev = model.device
+        self.body_q = wp.clone(model.body_q) if model.body_count else wp.zeros(0, dtype=wp.transform, device=dev)
+        """Body frame poses (position [m], quaternion xyzw) in world, shape [body_count], wp.transform."""
+        self.body_qd = wp.clone(model.body_qd) if model.body_count else wp.zeros(0, dtype=wp.spatial_vector, device=dev)
+        """Body velocities (COM linear [m/s] then angular [rad/s], world), shape [body_count], wp.spatial_vector."""
+        self.body_f = wp.zeros(model.body_count, dtype=wp.spatial_vector, device=dev)
+        """External wrench (force [N] then torque about the COM [N m], world), shape [body_count],
+        wp.spatial_vector. Cleared by ``clear_forces``; solvers only read it."""
+
+    def clear_forces(self):
+        """Zero the external forces ``body_f`` (graph-capturable)."""
+        self.body_f.zero_()
+
+    def assign(self, other: State):
+        """Copy every array of ``other`` into this state in place (buffer addresses are kept)."""
+        for name, arr in vars(self).items():
+            if isinstance(arr, wp.array):
+                src = getattr(other, name)
+                if src.shape != arr.shape or src.dtype != arr.dtype:
+                    raise ValueError(f"State.assign: array '{name}' has shape {src.shape}, expected {arr.shape}")
+                wp.copy(arr, src)
+
+
+class Control:
+    """User commands for one step: joint drive targets and generalized joint forces."""
+
+    def __init__(self, model):
+        dev = model.device
+        n = model.joint_dof_count
+        self.joint_target_pos = wp.clone(model.joint_target_pos) if n else wp.zeros(0, dtype=float, device=dev)
+        """Drive position target per dof [m or rad], shape [joint_dof_count], float32."""
+        self.joint_target_vel = wp.clone(model.joint_target_vel) if n else wp.zeros(0, dtype=float, device=dev)
+        """Drive velocity target per dof [m/s or rad/s], shape [joint_dof_count], float32."""
+        self.joint_f = wp.zeros(n, dtype=float, device=dev)
+        """Generalized force per dof [N or N m] (revolute and prismatic joints), shape [joint_dof_count], float32."""
+
+    def assign(self, other: Control):
+        """Copy every array of ``other`` into this control in place."""
+        for name, arr in vars(self).items():
+            if isinstance(arr, wp.array):
+                wp.copy(arr, getattr(other, name))

@@ -1,0 +1,58 @@
+"""Small scene and stepping helpers shared by the tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import warp as wp
+
+import newton_tendon as nt
+from newton_tendon.solvers import SolverXPBD
+
+
+class Sim:
+    """A model, two states, a control, contacts and an XPBD solver, stepped in place."""
+
+    def __init__(self, builder: nt.ModelBuilder, device, *, iterations: int = 8, contacts: bool = True, **solver_kw):
+        self.model = builder.finalize(device)
+        self.state_0 = self.model.state()
+        self.state_1 = self.model.state()
+        self.control = self.model.control()
+        self.solver = SolverXPBD(self.model, iterations=iterations, **solver_kw)
+        self.pipeline = nt.CollisionPipeline(self.model) if contacts else None
+        self.contacts = self.pipeline.contacts() if contacts else None
+
+    def step(self, dt: float, n: int = 1):
+        for _ in range(n):
+            if self.pipeline is not None:
+                self.pipeline.collide(self.state_0, self.contacts)
+            self.solver.step(self.state_0, self.state_1, self.control, self.contacts, dt)
+            self.state_0, self.state_1 = self.state_1, self.state_0
+
+    def body_q(self) -> np.ndarray:
+        return self.state_0.body_q.numpy().astype(np.float64)
+
+    def body_qd(self) -> np.ndarray:
+        return self.state_0.body_qd.numpy().astype(np.float64)
+
+    def joint_q(self) -> tuple[np.ndarray, np.ndarray]:
+        q, qd = nt.eval_joint_coordinates(self.model, self.state_0)
+        return q.numpy().astype(np.float64), qd.numpy().astype(np.float64)
+
+
+def quat_to_matrix(q) -> np.ndarray:
+    x, y, z, w = q
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def capture_steps(sim: Sim, dt: float, n: int):
+    """Capture ``n`` steps (an even number, so the state buffers end where they started) as one graph."""
+    assert n % 2 == 0
+    with wp.ScopedCapture(device=sim.model.device) as cap:
+        sim.step(dt, n)
+    return cap.graph

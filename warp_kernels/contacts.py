@@ -1,0 +1,281 @@
+"""Contact generation into fixed slots, and the XPBD contact rows (normal, static and dynamic friction).
+
+Each shape pair that may touch owns a fixed range of contact slots (its capacity, fixed at
+``finalize``), so generation needs no atomics and the buffers never grow: graph-capturable and
+deterministic. Contact points are stored in the body frames of the two shapes, so the gap can be
+re-evaluated at the predicted poses during the solve.
+
+References: Mueller, Macklin, Chentanez, Jeschke, Kim, "Detailed Rigid Body Simulation with
+Extended Position Based Dynamics", SCA 2020, sections 3.5-3.6.
+"""
+
+import warp as wp
+
+from warp_kernels.collide import collide_slot
+from warp_kernels.math import point_inv_mass, world_inv_inertia
+from warp_kernels.rigid import BodyModel, is_moving_body
+
+wp.set_module_options({"enable_backward": False})
+
+
+@wp.struct
+class ContactData:
+    """The contact buffer as kernels see it (one entry per slot)."""
+
+    valid: wp.array(dtype=wp.int32)
+    body_a: wp.array(dtype=wp.int32)
+    body_b: wp.array(dtype=wp.int32)
+    point_a: wp.array(dtype=wp.vec3)
+    point_b: wp.array(dtype=wp.vec3)
+    normal: wp.array(dtype=wp.vec3)
+    mu: wp.array(dtype=float)
+    restitution: wp.array(dtype=float)
+
+
+@wp.func
+def pose_or_identity(body_q: wp.array(dtype=wp.transform), b: int):
+    if b < 0:
+        return wp.transform_identity()
+    return body_q[b]
+
+
+@wp.kernel
+def collide_contact_slots(
+    # Model:
+    shape_type: wp.array(dtype=wp.int32),
+    shape_body: wp.array(dtype=wp.int32),
+    shape_transform: wp.array(dtype=wp.transform),
+    shape_scale: wp.array(dtype=wp.vec3),
+    shape_mu: wp.array(dtype=float),
+    shape_restitution: wp.array(dtype=float),
+    shape_contact_pairs: wp.array(dtype=wp.vec2i),
+    contact_pair: wp.array(dtype=wp.int32),
+    contact_sub: wp.array(dtype=wp.int32),
+    margin: float,
+    # State in:
+    body_q: wp.array(dtype=wp.transform),
+    # Out:
+    contacts: ContactData,
+):
+    """Narrow phase: evaluate slot ``contact_sub[c]`` of pair ``contact_pair[c]`` at the current poses."""
+    c = wp.tid()
+    pair = shape_contact_pairs[contact_pair[c]]
+    sa = pair[0]
+    sb = pair[1]
+    ba = shape_body[sa]
+    bb = shape_body[sb]
+    qa = pose_or_identity(body_q, ba)
+    qb = pose_or_identity(body_q, bb)
+    xa = qa * shape_transform[sa]
+    xb = qb * shape_transform[sb]
+    cp = collide_slot(shape_type[sa], xa, shape_scale[sa], shape_type[sb], xb, shape_scale[sb], contact_sub[c], margin)
+    contacts.valid[c] = cp.valid
+    contacts.body_a[c] = ba
+    contacts.body_b[c] = bb
+    contacts.point_a[c] = wp.transform_point(wp.transform_inverse(qa), cp.point_a)
+    contacts.point_b[c] = wp.transform_point(wp.transform_inverse(qb), cp.point_b)
+    contacts.normal[c] = cp.normal
+    contacts.mu[c] = 0.5 * (shape_mu[sa] + shape_mu[sb])
+    contacts.restitution[c] = 0.5 * (shape_restitution[sa] + shape_restitution[sb])
+
+
+@wp.struct
+class ContactBodies:
+    """Inverse masses, lever arms and world contact points of the two bodies of one contact."""
+
+    inv_m_a: float
+    inv_m_b: float
+    inv_i_a: wp.mat33
+    inv_i_b: wp.mat33
+    r_a: wp.vec3
+    r_b: wp.vec3
+    p_a: wp.vec3
+    p_b: wp.vec3
+
+
+@wp.func
+def contact_bodies(bodies: BodyModel, contacts: ContactData, body_q: wp.array(dtype=wp.transform), c: int):
+    cb = ContactBodies()
+    a = contacts.body_a[c]
+    b = contacts.body_b[c]
+    qa = pose_or_identity(body_q, a)
+    qb = pose_or_identity(body_q, b)
+    cb.p_a = wp.transform_point(qa, contacts.point_a[c])
+    cb.p_b = wp.transform_point(qb, contacts.point_b[c])
+    cb.inv_m_a = 0.0
+    cb.inv_m_b = 0.0
+    cb.inv_i_a = wp.mat33(0.0)
+    cb.inv_i_b = wp.mat33(0.0)
+    cb.r_a = wp.vec3(0.0)
+    cb.r_b = wp.vec3(0.0)
+    if a >= 0:
+        cb.r_a = cb.p_a - wp.transform_point(qa, bodies.com[a])
+        if is_moving_body(bodies, a):
+            cb.inv_m_a = bodies.inv_mass[a]
+            cb.inv_i_a = world_inv_inertia(qa, bodies.inv_inertia[a])
+    if b >= 0:
+        cb.r_b = cb.p_b - wp.transform_point(qb, bodies.com[b])
+        if is_moving_body(bodies, b):
+            cb.inv_m_b = bodies.inv_mass[b]
+            cb.inv_i_b = world_inv_inertia(qb, bodies.inv_inertia[b])
+    return cb
+
+
+@wp.func
+def write_contact_impulse(
+    cb: ContactBodies,
+    impulse_b: wp.vec3,
+    slot_a: int,
+    weight: float,
+    slot_delta: wp.array(dtype=wp.spatial_vector),
+    slot_weight: wp.array(dtype=float),
+):
+    """Store the change of body b for +impulse_b at its contact point and of body a for -impulse_b."""
+    slot_delta[slot_a] = wp.spatial_vector(-impulse_b * cb.inv_m_a, -(cb.inv_i_a * wp.cross(cb.r_a, impulse_b)))
+    slot_delta[slot_a + 1] = wp.spatial_vector(impulse_b * cb.inv_m_b, cb.inv_i_b * wp.cross(cb.r_b, impulse_b))
+    slot_weight[slot_a] = weight
+    slot_weight[slot_a + 1] = weight
+
+
+@wp.func
+def contact_point_velocity(body_qd: wp.array(dtype=wp.spatial_vector), b: int, r: wp.vec3):
+    """Velocity [m/s] of the material point at arm r from the COM of body b (zero for the world)."""
+    if b < 0:
+        return wp.vec3(0.0)
+    qd = body_qd[b]
+    return wp.spatial_top(qd) + wp.cross(wp.spatial_bottom(qd), r)
+
+
+@wp.kernel
+def solve_contact_positions(
+    # Model:
+    bodies: BodyModel,
+    joint_slot_count: int,
+    relaxation: float,
+    # Contacts:
+    contacts: ContactData,
+    # State:
+    body_q_prev: wp.array(dtype=wp.transform),
+    body_q: wp.array(dtype=wp.transform),
+    # Solver scratch:
+    contact_lambda_n: wp.array(dtype=float),
+    contact_lambda_t: wp.array(dtype=float),
+    slot_delta: wp.array(dtype=wp.spatial_vector),
+    slot_weight: wp.array(dtype=float),
+):
+    """Non-penetration and Coulomb friction rows of one contact (hard, zero compliance).
+
+    Normal row: C = (p_b - p_a) . n >= 0 [m], gradient +n at p_b, -n at p_a;
+    dlambda_n = -C / (w_a + w_b) [kg m] when C < 0.
+    Friction row: C_t = |dp_t|, the tangential drift of the contact points since the start of the
+    step, with the multiplier projected onto the cone 0 <= lambda_t <= mu lambda_n. Solving friction
+    at the position level (inside the iterations) lets the normal rows of the next iteration absorb
+    the moment friction exerts about the centre of mass, which a parallel velocity pass cannot.
+    Multipliers are accumulated after relaxation, i.e. as the impulses actually applied.
+    """
+    c = wp.tid()
+    slot = joint_slot_count + 2 * c
+    zero = wp.spatial_vector()
+    if contacts.valid[c] == 0:
+        slot_delta[slot] = zero
+        slot_delta[slot + 1] = zero
+        slot_weight[slot] = 0.0
+        slot_weight[slot + 1] = 0.0
+        return
+    cb = contact_bodies(bodies, contacts, body_q, c)
+    n = contacts.normal[c]
+    sep = wp.dot(cb.p_b - cb.p_a, n)
+    w_n = point_inv_mass(cb.inv_m_a, cb.inv_i_a, cb.r_a, n) + point_inv_mass(cb.inv_m_b, cb.inv_i_b, cb.r_b, n)
+    if sep >= 0.0 or w_n <= 0.0:
+        slot_delta[slot] = zero
+        slot_delta[slot + 1] = zero
+        slot_weight[slot] = 0.0
+        slot_weight[slot + 1] = 0.0
+        return
+    dlambda_n = -sep / w_n * relaxation
+    lambda_n = contact_lambda_n[c] + dlambda_n
+    contact_lambda_n[c] = lambda_n
+    impulse = n * dlambda_n
+
+    # Coulomb friction at the position level, from the relative tangential motion of the two
+    # contact points this step: undo it fully while the multiplier stays inside the cone
+    # (sticking), otherwise apply the largest correction the cone allows (sliding, dynamic friction).
+    a = contacts.body_a[c]
+    b = contacts.body_b[c]
+    pa0 = wp.transform_point(pose_or_identity(body_q_prev, a), contacts.point_a[c])
+    pb0 = wp.transform_point(pose_or_identity(body_q_prev, b), contacts.point_b[c])
+    dp = (cb.p_b - pb0) - (cb.p_a - pa0)
+    dp_t = dp - n * wp.dot(dp, n)
+    lt = wp.length(dp_t)
+    if lt > 1.0e-9:
+        t = dp_t / lt
+        w_t = point_inv_mass(cb.inv_m_a, cb.inv_i_a, cb.r_a, t) + point_inv_mass(cb.inv_m_b, cb.inv_i_b, cb.r_b, t)
+        if w_t > 0.0:
+            lambda_t = contact_lambda_t[c]
+            dlambda_t = wp.min(lt / w_t * relaxation, wp.max(contacts.mu[c] * lambda_n - lambda_t, 0.0))
+            contact_lambda_t[c] = lambda_t + dlambda_t
+            impulse = impulse - t * dlambda_t
+    write_contact_impulse(cb, impulse, slot, 1.0, slot_delta, slot_weight)
+
+
+@wp.kernel
+def solve_contact_velocities(
+    # Model:
+    bodies: BodyModel,
+    joint_slot_count: int,
+    gravity: wp.array(dtype=wp.vec3),
+    dt: float,
+    # Contacts:
+    contacts: ContactData,
+    # State:
+    body_q_prev: wp.array(dtype=wp.transform),
+    body_qd_prev: wp.array(dtype=wp.spatial_vector),
+    body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    # Solver scratch:
+    contact_lambda_n: wp.array(dtype=float),
+    slot_delta: wp.array(dtype=wp.spatial_vector),
+    slot_weight: wp.array(dtype=float),
+):
+    """Velocity pass of contacts that pushed this step: restitution along the normal.
+
+    dv = n (-v_n + max(-e v_n_pre, 0)), with e = 0 when |v_n_pre| <= 2 |g| dt so resting contacts
+    do not jitter; the impulse is dv / w. Friction is handled at the position level.
+    """
+    c = wp.tid()
+    slot = joint_slot_count + 2 * c
+    zero = wp.spatial_vector()
+    lambda_n = contact_lambda_n[c]
+    if contacts.valid[c] == 0 or lambda_n <= 0.0:
+        slot_delta[slot] = zero
+        slot_delta[slot + 1] = zero
+        slot_weight[slot] = 0.0
+        slot_weight[slot + 1] = 0.0
+        return
+    a = contacts.body_a[c]
+    b = contacts.body_b[c]
+    n = contacts.normal[c]
+    cb = contact_bodies(bodies, contacts, body_q, c)
+    v_rel = contact_point_velocity(body_qd, b, cb.r_b) - contact_point_velocity(body_qd, a, cb.r_a)
+    vn = wp.dot(v_rel, n)
+    dv = wp.vec3(0.0)
+
+    # Normal velocity before the step, at the contact points of the previous poses.
+    cb0 = contact_bodies(bodies, contacts, body_q_prev, c)
+    v_rel0 = contact_point_velocity(body_qd_prev, b, cb0.r_b) - contact_point_velocity(body_qd_prev, a, cb0.r_a)
+    vn0 = wp.dot(v_rel0, n)
+    e = contacts.restitution[c]
+    world = wp.max(wp.max(bodies.world[wp.max(a, 0)], bodies.world[wp.max(b, 0)]), 0)
+    if wp.abs(vn0) <= 2.0 * wp.length(gravity[world]) * dt:
+        e = 0.0
+    dv = dv + n * (-vn + wp.max(-e * vn0, 0.0))
+    dv_len = wp.length(dv)
+    if dv_len < 1.0e-9:
+        write_contact_impulse(cb, wp.vec3(0.0), slot, 1.0, slot_delta, slot_weight)
+        return
+    d = dv / dv_len
+    w = point_inv_mass(cb.inv_m_a, cb.inv_i_a, cb.r_a, d) + point_inv_mass(cb.inv_m_b, cb.inv_i_b, cb.r_b, d)
+    if w <= 0.0:
+        write_contact_impulse(cb, wp.vec3(0.0), slot, 0.0, slot_delta, slot_weight)
+        return
+    write_contact_impulse(cb, dv / w, slot, 1.0, slot_delta, slot_weight)

@@ -1,0 +1,408 @@
+"""Joints in maximal coordinates: coordinate evaluation, generalized forces and XPBD position rows.
+
+A joint connects a parent body (or the world, ``parent = -1``) to a child body through two joint
+frames: ``X_wp = body_q[parent] * joint_X_p`` and ``X_wc = body_q[child] * joint_X_c``. Each joint
+type removes degrees of freedom between the two frames:
+
+=========  ===================================  ======================================
+type       position rows (hard, compliance 0)   free coordinate (q, qd)
+=========  ===================================  ======================================
+revolute   anchors coincide; axes aligned       twist angle about axis [rad]
+prismatic  anchor offset only along axis;       displacement along axis [m]
+           orientations equal
+ball       anchors coincide                     relative quaternion (4), rel. ang. vel
+fixed      anchors coincide; orientations equal  none
+free       none                                 pose (7) / body velocity (6)
+=========  ===================================  ======================================
+
+Revolute and prismatic joints also carry a limit row (hard, unilateral) and a target drive row
+(compliant, implicit PD) on their single coordinate.
+"""
+
+import warp as wp
+
+from warp_kernels.math import (
+    apply_pose_delta,
+    point_inv_mass,
+    quat_to_rotation_vector,
+    rot_inv_mass,
+    twist_angle,
+    world_inv_inertia,
+)
+from warp_kernels.rigid import BodyModel, is_moving_body
+from warp_kernels.types import JOINT_BALL, JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
+
+wp.set_module_options({"enable_backward": False})
+
+
+@wp.struct
+class JointModel:
+    """Per-joint constants (joint frames, axes and gains) grouped for kernel signatures."""
+
+    type: wp.array(dtype=wp.int32)
+    parent: wp.array(dtype=wp.int32)
+    child: wp.array(dtype=wp.int32)
+    X_p: wp.array(dtype=wp.transform)
+    X_c: wp.array(dtype=wp.transform)
+    q_start: wp.array(dtype=wp.int32)
+    qd_start: wp.array(dtype=wp.int32)
+    axis: wp.array(dtype=wp.vec3)
+    limit_lower: wp.array(dtype=float)
+    limit_upper: wp.array(dtype=float)
+    target_ke: wp.array(dtype=float)
+    target_kd: wp.array(dtype=float)
+    enabled: wp.array(dtype=wp.int32)
+
+
+@wp.func
+def parent_pose(body_q: wp.array(dtype=wp.transform), parent: int):
+    if parent < 0:
+        return wp.transform_identity()
+    return body_q[parent]
+
+
+@wp.func
+def body_spatial_velocity(body_qd: wp.array(dtype=wp.spatial_vector), b: int):
+    if b < 0:
+        return wp.spatial_vector()
+    return body_qd[b]
+
+
+@wp.kernel
+def eval_joint_coordinates(
+    # Model:
+    bodies: BodyModel,
+    joints: JointModel,
+    # State in:
+    body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    # Out:
+    joint_q: wp.array(dtype=float),
+    joint_qd: wp.array(dtype=float),
+):
+    """Joint coordinates from maximal coordinates (inverse kinematics of one joint per thread).
+
+    revolute: q = twist angle of the child joint frame relative to the parent joint frame about the
+    axis [rad], qd = (w_c - w_p) . a [rad/s]. prismatic: q = (x_c - x_p) . a [m] between the frame
+    origins, qd = its time derivative (v_c - v_p) . a + (x_c - x_p) . (w_p x a) [m/s]. ball: q = the
+    relative quaternion (x y z w), qd = w_c - w_p in the parent joint frame. free: q = the child
+    joint frame pose in the parent joint frame (p, quat), qd = the child's body velocity (world).
+    """
+    j = wp.tid()
+    jt = joints.type[j]
+    p = joints.parent[j]
+    c = joints.child[j]
+    X_wp = parent_pose(body_q, p) * joints.X_p[j]
+    X_wc = body_q[c] * joints.X_c[j]
+    qs = joints.q_start[j]
+    ds = joints.qd_start[j]
+    rot_p = wp.transform_get_rotation(X_wp)
+    rel = wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc)
+    qd_p = body_spatial_velocity(body_qd, p)
+    qd_c = body_qd[c]
+    w_rel = wp.spatial_bottom(qd_c) - wp.spatial_bottom(qd_p)
+    if jt == JOINT_REVOLUTE:
+        a = joints.axis[ds]
+        joint_q[qs] = twist_angle(rel, a)
+        joint_qd[ds] = wp.dot(w_rel, wp.quat_rotate(rot_p, a))
+    elif jt == JOINT_PRISMATIC:
+        a_w = wp.quat_rotate(rot_p, joints.axis[ds])
+        xp = wp.transform_get_translation(X_wp)
+        xc = wp.transform_get_translation(X_wc)
+        d = xc - xp
+        # Velocities of the two anchor points.
+        vp = wp.vec3(0.0)
+        wpv = wp.vec3(0.0)
+        if p >= 0:
+            wpv = wp.spatial_bottom(qd_p)
+            vp = wp.spatial_top(qd_p) + wp.cross(wpv, xp - wp.transform_point(body_q[p], bodies.com[p]))
+        vc = wp.spatial_top(qd_c) + wp.cross(wp.spatial_bottom(qd_c), xc - wp.transform_point(body_q[c], bodies.com[c]))
+        joint_q[qs] = wp.dot(d, a_w)
+        joint_qd[ds] = wp.dot(vc - vp, a_w) + wp.dot(d, wp.cross(wpv, a_w))
+    elif jt == JOINT_BALL:
+        for k in range(4):
+            joint_q[qs + k] = rel[k]
+        w_local = wp.quat_rotate_inv(rot_p, w_rel)
+        for k in range(3):
+            joint_qd[ds + k] = w_local[k]
+    elif jt == JOINT_FREE:
+        X_rel = wp.transform_inverse(X_wp) * X_wc
+        for k in range(7):
+            joint_q[qs + k] = X_rel[k]
+        for k in range(6):
+            joint_qd[ds + k] = qd_c[k]
+
+
+@wp.kernel
+def compute_joint_wrenches(
+    # Model:
+    bodies: BodyModel,
+    joints: JointModel,
+    # State in:
+    body_q: wp.array(dtype=wp.transform),
+    # Control:
+    joint_f: wp.array(dtype=float),
+    # Out: one wrench (force, torque about the COM) per joint slot.
+    slot_wrench: wp.array(dtype=wp.spatial_vector),
+):
+    """Map generalized joint forces to equal and opposite body wrenches (virtual work: tau = J^T f).
+
+    revolute: torque f a on the child, -f a on the parent [N m]. prismatic: force f a at the child
+    anchor and -f a at the parent anchor [N], with their moments about each centre of mass.
+    """
+    j = wp.tid()
+    jt = joints.type[j]
+    p = joints.parent[j]
+    c = joints.child[j]
+    wp_out = wp.spatial_vector()
+    wc_out = wp.spatial_vector()
+    if joints.enabled[j] != 0 and (jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC):
+        ds = joints.qd_start[j]
+        X_wp = parent_pose(body_q, p) * joints.X_p[j]
+        a_w = wp.quat_rotate(wp.transform_get_rotation(X_wp), joints.axis[ds])
+        f = joint_f[ds]
+        if jt == JOINT_REVOLUTE:
+            wc_out = wp.spatial_vector(wp.vec3(0.0), a_w * f)
+            wp_out = wp.spatial_vector(wp.vec3(0.0), -a_w * f)
+        else:
+            X_wc = body_q[c] * joints.X_c[j]
+            rc = wp.transform_get_translation(X_wc) - wp.transform_point(body_q[c], bodies.com[c])
+            wc_out = wp.spatial_vector(a_w * f, wp.cross(rc, a_w * f))
+            if p >= 0:
+                rp = wp.transform_get_translation(X_wp) - wp.transform_point(body_q[p], bodies.com[p])
+                wp_out = wp.spatial_vector(-a_w * f, wp.cross(rp, -a_w * f))
+    slot_wrench[2 * j] = wp_out
+    slot_wrench[2 * j + 1] = wc_out
+
+
+@wp.struct
+class BodyPair:
+    """Local working copy of the two bodies of one constraint: poses and world inverse masses."""
+
+    q_p: wp.transform
+    q_c: wp.transform
+    inv_m_p: float
+    inv_m_c: float
+    inv_i_p: wp.mat33
+    inv_i_c: wp.mat33
+    com_p: wp.vec3
+    com_c: wp.vec3
+    dx_p: wp.vec3
+    dth_p: wp.vec3
+    dx_c: wp.vec3
+    dth_c: wp.vec3
+
+
+@wp.func
+def pair_apply_linear(bp: BodyPair, r_p: wp.vec3, r_c: wp.vec3, impulse: wp.vec3):
+    """Apply a positional impulse [kg m]: +impulse on the child at arm r_c, -impulse on the parent at r_p."""
+    out = bp
+    dxc = impulse * bp.inv_m_c
+    dthc = bp.inv_i_c * wp.cross(r_c, impulse)
+    dxp = -impulse * bp.inv_m_p
+    dthp = -(bp.inv_i_p * wp.cross(r_p, impulse))
+    out.dx_c = bp.dx_c + dxc
+    out.dth_c = bp.dth_c + dthc
+    out.dx_p = bp.dx_p + dxp
+    out.dth_p = bp.dth_p + dthp
+    out.q_c = apply_pose_delta(bp.q_c, bp.com_c, dxc, dthc)
+    out.q_p = apply_pose_delta(bp.q_p, bp.com_p, dxp, dthp)
+    return out
+
+
+@wp.func
+def pair_apply_angular(bp: BodyPair, impulse: wp.vec3):
+    """Apply an angular positional impulse [kg m^2 rad]: +impulse on the child, -impulse on the parent."""
+    out = bp
+    dthc = bp.inv_i_c * impulse
+    dthp = -(bp.inv_i_p * impulse)
+    out.dth_c = bp.dth_c + dthc
+    out.dth_p = bp.dth_p + dthp
+    out.q_c = apply_pose_delta(bp.q_c, bp.com_c, wp.vec3(0.0), dthc)
+    out.q_p = apply_pose_delta(bp.q_p, bp.com_p, wp.vec3(0.0), dthp)
+    return out
+
+
+@wp.func
+def solve_point_row(bp: BodyPair, x_p: wp.vec3, x_c: wp.vec3, n: wp.vec3, err: float, relax: float):
+    """Hard positional row C = err along unit n between anchor x_p (parent) and x_c (child) [m].
+
+    Gradient dC/dx_c = n, dC/dx_p = -n. dlambda = -C / (w_p + w_c) [kg m] (XPBD with zero compliance).
+    """
+    r_p = x_p - wp.transform_point(bp.q_p, bp.com_p)
+    r_c = x_c - wp.transform_point(bp.q_c, bp.com_c)
+    w = point_inv_mass(bp.inv_m_p, bp.inv_i_p, r_p, n) + point_inv_mass(bp.inv_m_c, bp.inv_i_c, r_c, n)
+    if w <= 0.0:
+        return bp
+    dlambda = -err / w * relax
+    return pair_apply_linear(bp, r_p, r_c, n * dlambda)
+
+
+@wp.func
+def solve_angle_row(bp: BodyPair, rotvec: wp.vec3, relax: float):
+    """Hard angular row: rotate the child relative to the parent by the world rotation vector [rad].
+
+    C = |rotvec| about n = rotvec/|rotvec|; dlambda = |rotvec| / (n^T I_p^-1 n + n^T I_c^-1 n).
+    """
+    theta = wp.length(rotvec)
+    if theta < 1.0e-9:
+        return bp
+    n = rotvec / theta
+    w = rot_inv_mass(bp.inv_i_p, n) + rot_inv_mass(bp.inv_i_c, n)
+    if w <= 0.0:
+        return bp
+    return pair_apply_angular(bp, n * (theta / w * relax))
+
+
+@wp.kernel
+def solve_joints(
+    # Model:
+    bodies: BodyModel,
+    joints: JointModel,
+    linear_relaxation: float,
+    angular_relaxation: float,
+    dt: float,
+    # Control:
+    joint_target_pos: wp.array(dtype=float),
+    joint_target_vel: wp.array(dtype=float),
+    # Joint coordinates at the start of the step:
+    joint_q_prev: wp.array(dtype=float),
+    # State (current predicted poses; read only, corrections go to slots):
+    body_q: wp.array(dtype=wp.transform),
+    # Solver scratch:
+    joint_lambda: wp.array(dtype=float),
+    slot_delta: wp.array(dtype=wp.spatial_vector),
+):
+    """One Jacobi pass over joints: angular rows, then the drive and limit rows, then linear rows.
+
+    Rows of one joint run Gauss-Seidel on a private copy of the two poses; the accumulated pose
+    change of each body goes to the joint's two slots. The drive row is the only compliant row:
+
+        C = q - q*,  alpha = 1 / (ke + kd/dt),  q* = (ke q_t + (kd/dt)(q_n + dt qd_t)) / (ke + kd/dt)
+
+    which is implicit Euler of the PD force ke (q_t - q) + kd (qd_t - qd), so any gain is stable.
+    XPBD update: dlambda = (-C - alpha~ lambda) / (w + alpha~), alpha~ = alpha / dt^2.
+    """
+    j = wp.tid()
+    jt = joints.type[j]
+    p = joints.parent[j]
+    c = joints.child[j]
+    zero = wp.spatial_vector()
+    if joints.enabled[j] == 0 or jt == JOINT_FREE:
+        slot_delta[2 * j] = zero
+        slot_delta[2 * j + 1] = zero
+        return
+
+    bp = BodyPair()
+    bp.q_p = parent_pose(body_q, p)
+    bp.q_c = body_q[c]
+    bp.inv_m_p = 0.0
+    bp.inv_i_p = wp.mat33(0.0)
+    bp.com_p = wp.vec3(0.0)
+    if p >= 0:
+        bp.com_p = bodies.com[p]
+        if is_moving_body(bodies, p):
+            bp.inv_m_p = bodies.inv_mass[p]
+            bp.inv_i_p = world_inv_inertia(bp.q_p, bodies.inv_inertia[p])
+    bp.com_c = bodies.com[c]
+    bp.inv_m_c = 0.0
+    bp.inv_i_c = wp.mat33(0.0)
+    if is_moving_body(bodies, c):
+        bp.inv_m_c = bodies.inv_mass[c]
+        bp.inv_i_c = world_inv_inertia(bp.q_c, bodies.inv_inertia[c])
+    bp.dx_p = wp.vec3(0.0)
+    bp.dth_p = wp.vec3(0.0)
+    bp.dx_c = wp.vec3(0.0)
+    bp.dth_c = wp.vec3(0.0)
+
+    ds = joints.qd_start[j]
+
+    # Angular rows.
+    X_wp = bp.q_p * joints.X_p[j]
+    X_wc = bp.q_c * joints.X_c[j]
+    rot_p = wp.transform_get_rotation(X_wp)
+    rot_c = wp.transform_get_rotation(X_wc)
+    if jt == JOINT_FIXED or jt == JOINT_PRISMATIC:
+        # Rotation that carries the child frame onto the parent frame.
+        bp = solve_angle_row(bp, quat_to_rotation_vector(rot_p * wp.quat_inverse(rot_c)), angular_relaxation)
+    elif jt == JOINT_REVOLUTE:
+        a = joints.axis[ds]
+        a_p = wp.quat_rotate(rot_p, a)
+        a_c = wp.quat_rotate(rot_c, a)
+        s = wp.cross(a_c, a_p)
+        sn = wp.length(s)
+        if sn > 1.0e-9:
+            ang = wp.atan2(sn, wp.dot(a_c, a_p))
+            bp = solve_angle_row(bp, s * (ang / sn), angular_relaxation)
+
+    # Coordinate rows (limit, then drive) of revolute and prismatic joints.
+    if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
+        X_wp = bp.q_p * joints.X_p[j]
+        X_wc = bp.q_c * joints.X_c[j]
+        rot_p = wp.transform_get_rotation(X_wp)
+        a_w = wp.quat_rotate(rot_p, joints.axis[ds])
+        x_p = wp.transform_get_translation(X_wp)
+        x_c = wp.transform_get_translation(X_wc)
+        q = float(0.0)
+        if jt == JOINT_REVOLUTE:
+            q = twist_angle(wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc), joints.axis[ds])
+        else:
+            q = wp.dot(x_c - x_p, a_w)
+        # Generalized inverse mass along the coordinate.
+        w = float(0.0)
+        r_p = x_p - wp.transform_point(bp.q_p, bp.com_p)
+        r_c = x_c - wp.transform_point(bp.q_c, bp.com_c)
+        if jt == JOINT_REVOLUTE:
+            w = rot_inv_mass(bp.inv_i_p, a_w) + rot_inv_mass(bp.inv_i_c, a_w)
+        else:
+            w = point_inv_mass(bp.inv_m_p, bp.inv_i_p, r_p, a_w) + point_inv_mass(bp.inv_m_c, bp.inv_i_c, r_c, a_w)
+        relax = linear_relaxation
+        if jt == JOINT_REVOLUTE:
+            relax = angular_relaxation
+
+        dlambda = float(0.0)
+        lo = joints.limit_lower[ds]
+        hi = joints.limit_upper[ds]
+        err = float(0.0)
+        if q < lo:
+            err = q - lo
+        elif q > hi:
+            err = q - hi
+        if err != 0.0 and w > 0.0:
+            dlambda = -err / w * relax
+        else:
+            ke = joints.target_ke[ds]
+            kd = joints.target_kd[ds]
+            k_eff = ke + kd / dt
+            if k_eff > 0.0 and w > 0.0:
+                q_prev = joint_q_prev[joints.q_start[j]]
+                q_star = (ke * joint_target_pos[ds] + (kd / dt) * (q_prev + dt * joint_target_vel[ds])) / k_eff
+                cdrive = q - q_star
+                if jt == JOINT_REVOLUTE:
+                    # Shortest angular error, so the drive never winds the long way round.
+                    cdrive = wp.atan2(wp.sin(cdrive), wp.cos(cdrive))
+                alpha = 1.0 / (k_eff * dt * dt)
+                lam = joint_lambda[j]
+                dlambda = (-cdrive - alpha * lam) / (w + alpha) * relax
+                joint_lambda[j] = lam + dlambda
+        if dlambda != 0.0:
+            if jt == JOINT_REVOLUTE:
+                bp = pair_apply_angular(bp, a_w * dlambda)
+            else:
+                bp = pair_apply_linear(bp, r_p, r_c, a_w * dlambda)
+
+    # Linear rows.
+    X_wp = bp.q_p * joints.X_p[j]
+    X_wc = bp.q_c * joints.X_c[j]
+    x_p = wp.transform_get_translation(X_wp)
+    x_c = wp.transform_get_translation(X_wc)
+    d = x_c - x_p
+    if jt == JOINT_PRISMATIC:
+        a_w = wp.quat_rotate(wp.transform_get_rotation(X_wp), joints.axis[ds])
+        d = d - a_w * wp.dot(d, a_w)
+    dl = wp.length(d)
+    if dl > 1.0e-9:
+        bp = solve_point_row(bp, x_p, x_c, d / dl, dl, linear_relaxation)
+
+    slot_delta[2 * j] = wp.spatial_vector(bp.dx_p, bp.dth_p)
+    slot_delta[2 * j + 1] = wp.spatial_vector(bp.dx_c, bp.dth_c)

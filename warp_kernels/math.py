@@ -1,0 +1,97 @@
+"""Frame conventions and small helpers shared by every kernel module.
+
+Conventions (the same as newton's, so numbers carry over):
+
+* ``body_q`` is a ``wp.transform``: position of the body frame origin in world, then the
+  orientation quaternion (x, y, z, w) of the body frame in world.
+* ``body_qd`` is a ``wp.spatial_vector``: linear velocity of the centre of mass first, then the
+  angular velocity, both in world frame.
+* ``body_f`` is a ``wp.spatial_vector``: force then torque about the centre of mass, world frame.
+* Z is up by default. SI units throughout.
+
+A pose *delta* is a ``wp.spatial_vector`` (dx, dtheta): a translation of the centre of mass [m] and
+a small world-frame rotation vector [rad] about the centre of mass.
+"""
+
+import warp as wp
+
+wp.set_module_options({"enable_backward": False})
+
+
+@wp.func
+def body_com_world(q: wp.transform, com: wp.vec3):
+    """World position [m] of a body's centre of mass given its frame pose and local COM offset."""
+    return wp.transform_point(q, com)
+
+
+@wp.func
+def world_inv_inertia(q: wp.transform, inv_inertia: wp.mat33):
+    """Inverse inertia tensor [1/(kg m^2)] rotated into world frame: R I^-1 R^T."""
+    r = wp.quat_to_matrix(wp.transform_get_rotation(q))
+    return r * inv_inertia * wp.transpose(r)
+
+
+@wp.func
+def world_inertia(q: wp.transform, inertia: wp.mat33):
+    """Inertia tensor [kg m^2] about the centre of mass, rotated into world frame."""
+    r = wp.quat_to_matrix(wp.transform_get_rotation(q))
+    return r * inertia * wp.transpose(r)
+
+
+@wp.func
+def rotate_quat(rot: wp.quat, dtheta: wp.vec3):
+    """Apply a small world-frame rotation vector ``dtheta`` [rad] to ``rot`` (first order), renormalized."""
+    dq = wp.quat(dtheta[0], dtheta[1], dtheta[2], 0.0) * rot
+    r = wp.quat(rot[0] + 0.5 * dq[0], rot[1] + 0.5 * dq[1], rot[2] + 0.5 * dq[2], rot[3] + 0.5 * dq[3])
+    return wp.normalize(r)
+
+
+@wp.func
+def apply_pose_delta(q: wp.transform, com: wp.vec3, dx: wp.vec3, dtheta: wp.vec3):
+    """Move a body by a COM translation ``dx`` [m] and a rotation ``dtheta`` [rad] about its COM."""
+    rot = wp.transform_get_rotation(q)
+    c = wp.transform_point(q, com) + dx
+    rot_new = rotate_quat(rot, dtheta)
+    return wp.transform(c - wp.quat_rotate(rot_new, com), rot_new)
+
+
+@wp.func
+def quat_to_rotation_vector(dq: wp.quat):
+    """Rotation vector [rad] of a unit quaternion, taking the short way round (w >= 0)."""
+    s = 1.0
+    if dq[3] < 0.0:
+        s = -1.0
+    v = wp.vec3(dq[0], dq[1], dq[2]) * s
+    sin_half = wp.length(v)
+    if sin_half < 1.0e-9:
+        return v * 2.0
+    angle = 2.0 * wp.atan2(sin_half, dq[3] * s)
+    return v * (angle / sin_half)
+
+
+@wp.func
+def twist_angle(dq: wp.quat, axis: wp.vec3):
+    """Signed rotation angle [rad] of ``dq`` about the unit ``axis`` (swing-twist split), in (-pi, pi]."""
+    proj = dq[0] * axis[0] + dq[1] * axis[1] + dq[2] * axis[2]
+    angle = 2.0 * wp.atan2(proj, dq[3])
+    if angle > wp.pi:
+        angle = angle - 2.0 * wp.pi
+    if angle <= -wp.pi:
+        angle = angle + 2.0 * wp.pi
+    return angle
+
+
+@wp.func
+def point_inv_mass(inv_mass: float, inv_inertia_w: wp.mat33, r: wp.vec3, n: wp.vec3):
+    """Generalized inverse mass [1/kg] of a body for a unit impulse along ``n`` applied at arm ``r`` [m].
+
+    w = 1/m + (r x n)^T I^-1 (r x n)  (Mueller et al. 2020, eq. 2-3).
+    """
+    rn = wp.cross(r, n)
+    return inv_mass + wp.dot(rn, inv_inertia_w * rn)
+
+
+@wp.func
+def rot_inv_mass(inv_inertia_w: wp.mat33, n: wp.vec3):
+    """Generalized inverse inertia [1/(kg m^2)] for a unit angular impulse about ``n``: n^T I^-1 n."""
+    return wp.dot(n, inv_inertia_w * n)

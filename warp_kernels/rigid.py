@@ -1,0 +1,200 @@
+"""Rigid-body integration and the deterministic gather of constraint corrections.
+
+Every constraint (a joint, a contact slot, later a tendon row) writes its correction for each body
+it touches into its own *slot* of a delta array; it never adds into shared body storage. A second
+pass, one thread per body, walks that body's slot list (a CSR table fixed at ``finalize``) in a
+fixed order and applies the sum. No atomics, so results are bitwise reproducible on every device.
+
+Slot layout: joint ``j`` owns slots ``2 j`` (parent side) and ``2 j + 1`` (child side); contact
+slot ``c`` owns ``2 J + 2 c`` (shape a side) and ``2 J + 2 c + 1`` (shape b side).
+"""
+
+import warp as wp
+
+from warp_kernels.math import apply_pose_delta
+from warp_kernels.types import BODY_KINEMATIC
+
+wp.set_module_options({"enable_backward": False})
+
+
+@wp.struct
+class BodyModel:
+    """Per-body constants the kernels need, grouped to keep signatures short."""
+
+    com: wp.array(dtype=wp.vec3)
+    inv_mass: wp.array(dtype=float)
+    inertia: wp.array(dtype=wp.mat33)
+    inv_inertia: wp.array(dtype=wp.mat33)
+    flags: wp.array(dtype=wp.int32)
+    world: wp.array(dtype=wp.int32)
+    slot_start: wp.array(dtype=wp.int32)
+    slot: wp.array(dtype=wp.int32)
+
+
+@wp.func
+def is_moving_body(bodies: BodyModel, b: int):
+    """True for a dynamic body with finite mass (kinematic and static bodies are not moved by constraints)."""
+    if b < 0:
+        return False
+    if (bodies.flags[b] & BODY_KINEMATIC) != 0:
+        return False
+    return bodies.inv_mass[b] > 0.0
+
+
+@wp.func
+def integrate_rotation(rot: wp.quat, omega: wp.vec3, dt: float):
+    """Advance an orientation by the exact exponential of a constant world angular velocity [rad/s]."""
+    w = wp.length(omega)
+    if w < 1.0e-12:
+        return rot
+    return wp.normalize(wp.quat_from_axis_angle(omega / w, w * dt) * rot)
+
+
+@wp.func
+def gyroscopic_step(inertia_b: wp.mat33, omega_b: wp.vec3, dt: float):
+    """One Newton step of the implicit gyroscopic update I (w - w0) + dt w x (I w) = 0, body frame.
+
+    Implicit in w so that fast asymmetric spin stays bounded (explicit Euler gains energy).
+    """
+    iw = inertia_b * omega_b
+    f = dt * wp.cross(omega_b, iw)
+    jac = inertia_b + dt * (wp.skew(omega_b) * inertia_b - wp.skew(iw))
+    return omega_b - wp.inverse(jac) * f
+
+
+@wp.kernel
+def integrate_bodies(
+    # Model:
+    bodies: BodyModel,
+    gravity: wp.array(dtype=wp.vec3),
+    joint_slot_count: int,
+    slot_wrench: wp.array(dtype=wp.spatial_vector),
+    dt: float,
+    # State in:
+    body_q_in: wp.array(dtype=wp.transform),
+    body_qd_in: wp.array(dtype=wp.spatial_vector),
+    body_f_in: wp.array(dtype=wp.spatial_vector),
+    # State out:
+    body_q_out: wp.array(dtype=wp.transform),
+    body_qd_out: wp.array(dtype=wp.spatial_vector),
+):
+    """Semi-implicit Euler prediction: v += dt (g + f/m), x += dt v; implicit gyroscopic spin."""
+    b = wp.tid()
+    q = body_q_in[b]
+    qd = body_qd_in[b]
+    com = bodies.com[b]
+    v = wp.spatial_top(qd)
+    w = wp.spatial_bottom(qd)
+    rot = wp.transform_get_rotation(q)
+
+    if is_moving_body(bodies, b):
+        f = wp.spatial_top(body_f_in[b])
+        tau = wp.spatial_bottom(body_f_in[b])
+        # Generalized joint forces reach the body through its joint slots.
+        for i in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
+            s = bodies.slot[i]
+            if s < joint_slot_count:
+                f = f + wp.spatial_top(slot_wrench[s])
+                tau = tau + wp.spatial_bottom(slot_wrench[s])
+        world = wp.max(bodies.world[b], 0)
+        v = v + (gravity[world] + f * bodies.inv_mass[b]) * dt
+        inv_i = bodies.inv_inertia[b]
+        if wp.trace(inv_i) > 0.0:
+            rmat = wp.quat_to_matrix(rot)
+            w_b = wp.transpose(rmat) * w
+            w_b = w_b + inv_i * (wp.transpose(rmat) * tau) * dt
+            w_b = gyroscopic_step(bodies.inertia[b], w_b, dt)
+            w = rmat * w_b
+        else:
+            w = wp.vec3(0.0)
+    elif (bodies.flags[b] & BODY_KINEMATIC) == 0:
+        # Static body: it keeps its pose; its velocity is reported as zero.
+        body_q_out[b] = q
+        body_qd_out[b] = wp.spatial_vector(wp.vec3(0.0), wp.vec3(0.0))
+        return
+
+    c = wp.transform_point(q, com) + v * dt
+    rot_new = integrate_rotation(rot, w, dt)
+    body_q_out[b] = wp.transform(c - wp.quat_rotate(rot_new, com), rot_new)
+    body_qd_out[b] = wp.spatial_vector(v, w)
+
+
+@wp.kernel
+def apply_slot_pose_deltas(
+    bodies: BodyModel,
+    joint_slot_count: int,
+    slot_delta: wp.array(dtype=wp.spatial_vector),
+    slot_weight: wp.array(dtype=float),
+    body_q: wp.array(dtype=wp.transform),
+    body_delta: wp.array(dtype=wp.spatial_vector),
+):
+    """Sum each body's slot corrections in slot order and apply them to its pose.
+
+    ``body_delta`` accumulates the applied corrections over the iterations of a step, so the
+    velocity update can use them directly instead of differencing two rounded float32 poses.
+
+    Joint corrections add (their relaxation is applied when they are computed); contact
+    corrections are averaged over the body's active contacts so that n contacts resolving one
+    penetration do not move the body n times as far.
+    """
+    b = wp.tid()
+    if not is_moving_body(bodies, b):
+        return
+    dj = wp.spatial_vector()
+    dc = wp.spatial_vector()
+    nc = float(0.0)
+    for i in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
+        s = bodies.slot[i]
+        if s < joint_slot_count:
+            dj = dj + slot_delta[s]
+        else:
+            dc = dc + slot_delta[s]
+            nc = nc + slot_weight[s]
+    d = dj + dc / wp.max(nc, 1.0)
+    body_q[b] = apply_pose_delta(body_q[b], bodies.com[b], wp.spatial_top(d), wp.spatial_bottom(d))
+    body_delta[b] = body_delta[b] + d
+
+
+@wp.kernel
+def apply_slot_velocity_deltas(
+    bodies: BodyModel,
+    joint_slot_count: int,
+    slot_delta: wp.array(dtype=wp.spatial_vector),
+    slot_weight: wp.array(dtype=float),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+):
+    """Velocity counterpart of ``apply_slot_pose_deltas`` (contact slots averaged per body)."""
+    b = wp.tid()
+    if not is_moving_body(bodies, b):
+        return
+    dj = wp.spatial_vector()
+    dc = wp.spatial_vector()
+    nc = float(0.0)
+    for i in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
+        s = bodies.slot[i]
+        if s < joint_slot_count:
+            dj = dj + slot_delta[s]
+        else:
+            dc = dc + slot_delta[s]
+            nc = nc + slot_weight[s]
+    body_qd[b] = body_qd[b] + dj + dc / wp.max(nc, 1.0)
+
+
+@wp.kernel
+def update_body_velocities(
+    bodies: BodyModel,
+    dt: float,
+    body_delta: wp.array(dtype=wp.spatial_vector),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+):
+    """XPBD velocity update v = v_pred + dx/dt, w = w_pred + dtheta/dt from the constraint displacement.
+
+    Equal to differencing the poses in exact arithmetic. In float32 it keeps velocity changes that
+    are smaller than one position ulp per step (a soft drive near its target, a slow creep), which
+    differencing rounded poses would lose and so stall the motion.
+    ``body_qd`` holds the predicted velocity on entry and the corrected one on exit.
+    """
+    b = wp.tid()
+    if not is_moving_body(bodies, b):
+        return
+    body_qd[b] = body_qd[b] + body_delta[b] / dt

@@ -1,0 +1,32 @@
+"""Enumerations and flags shared by the host package and the kernels.
+
+Plain integer constants so they can be used both as Python values (builder, tests) and as
+compile-time constants inside kernels.
+"""
+
+import warp as wp
+
+# Joint types. The numbering follows newton's, so stored models and user code carry over.
+JOINT_PRISMATIC = wp.constant(0)
+JOINT_REVOLUTE = wp.constant(1)
+JOINT_BALL = wp.constant(2)
+JOINT_FIXED = wp.constant(3)
+JOINT_FREE = wp.constant(4)
+
+# Number of generalized coordinates / velocities per joint type, indexed by joint type.
+JOINT_COORD_COUNT = (1, 1, 4, 0, 7)
+JOINT_DOF_COUNT = (1, 1, 3, 0, 6)
+
+# Shape types. Ordered so that a collision pair (a, b) is stored with type(a) <= type(b):
+# a plane is always the first shape of its pair.
+SHAPE_PLANE = wp.constant(0)
+SHAPE_SPHERE = wp.constant(1)
+SHAPE_CAPSULE = wp.constant(2)
+SHAPE_BOX = wp.constant(3)
+SHAPE_CYLINDER = wp.constant(4)
+
+SHAPE_TYPE_NAMES = {0: "plane", 1: "sphere", 2: "capsule", 3: "box", 4: "cylinder"}
+
+# Body flags (bit field).
+BODY_DYNAMIC = wp.constant(0)
+BODY_KINEMATIC = wp.constant(1)
