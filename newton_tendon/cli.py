@@ -15,9 +15,11 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--dt", type=float, default=1.0 / 240.0, help="time step [s]")
     demo.add_argument("--device", default=None, help="Warp device, e.g. cpu or cuda:0 (default: Warp's default)")
     demo.add_argument("--out", default="demo_output", help="output folder (default demo_output)")
-    args = parser.parse_args(argv if argv is not None else sys.argv[1:])
-    if args.command is None:
-        args = parser.parse_args(["demo", *(argv if argv is not None else sys.argv[1:])])
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # The demo is the default command: options alone go to it.
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+        argv = ["demo", *argv]
+    args = parser.parse_args(argv)
     if args.worlds < 1 or args.seconds <= 0.0 or args.dt <= 0.0:
         parser.error("--worlds must be >= 1, --seconds and --dt > 0")
 
