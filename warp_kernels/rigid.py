@@ -119,27 +119,20 @@ def integrate_bodies(
     body_qd_out[b] = wp.spatial_vector(v, w)
 
 
-@wp.kernel
-def apply_slot_pose_deltas(
+@wp.func
+def gather_slot_deltas(
     bodies: BodyModel,
+    b: int,
     joint_slot_count: int,
     slot_delta: wp.array(dtype=wp.spatial_vector),
     slot_weight: wp.array(dtype=float),
-    body_q: wp.array(dtype=wp.transform),
-    body_delta: wp.array(dtype=wp.spatial_vector),
 ):
-    """Sum each body's slot corrections in slot order and apply them to its pose.
-
-    ``body_delta`` accumulates the applied corrections over the iterations of a step, so the
-    velocity update can use them directly instead of differencing two rounded float32 poses.
+    """Combined correction of body b from its slots, in slot order.
 
     Joint corrections add (their relaxation is applied when they are computed); contact
     corrections are averaged over the body's active contacts so that n contacts resolving one
     penetration do not move the body n times as far.
     """
-    b = wp.tid()
-    if not is_moving_body(bodies, b):
-        return
     dj = wp.spatial_vector()
     dc = wp.spatial_vector()
     nc = float(0.0)
@@ -150,7 +143,27 @@ def apply_slot_pose_deltas(
         else:
             dc = dc + slot_delta[s]
             nc = nc + slot_weight[s]
-    d = dj + dc / wp.max(nc, 1.0)
+    return dj + dc / wp.max(nc, 1.0)
+
+
+@wp.kernel
+def apply_slot_pose_deltas(
+    bodies: BodyModel,
+    joint_slot_count: int,
+    slot_delta: wp.array(dtype=wp.spatial_vector),
+    slot_weight: wp.array(dtype=float),
+    body_q: wp.array(dtype=wp.transform),
+    body_delta: wp.array(dtype=wp.spatial_vector),
+):
+    """Apply each body's gathered slot corrections to its pose.
+
+    ``body_delta`` accumulates the applied corrections over the iterations of a step, so the
+    velocity update can use them directly instead of differencing two rounded float32 poses.
+    """
+    b = wp.tid()
+    if not is_moving_body(bodies, b):
+        return
+    d = gather_slot_deltas(bodies, b, joint_slot_count, slot_delta, slot_weight)
     body_q[b] = apply_pose_delta(body_q[b], bodies.com[b], wp.spatial_top(d), wp.spatial_bottom(d))
     body_delta[b] = body_delta[b] + d
 
@@ -167,17 +180,7 @@ def apply_slot_velocity_deltas(
     b = wp.tid()
     if not is_moving_body(bodies, b):
         return
-    dj = wp.spatial_vector()
-    dc = wp.spatial_vector()
-    nc = float(0.0)
-    for i in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
-        s = bodies.slot[i]
-        if s < joint_slot_count:
-            dj = dj + slot_delta[s]
-        else:
-            dc = dc + slot_delta[s]
-            nc = nc + slot_weight[s]
-    body_qd[b] = body_qd[b] + dj + dc / wp.max(nc, 1.0)
+    body_qd[b] = body_qd[b] + gather_slot_deltas(bodies, b, joint_slot_count, slot_delta, slot_weight)
 
 
 @wp.kernel
