@@ -27,8 +27,8 @@ class SolverXPBD(SolverBase):
     Each step predicts body poses from velocities and forces, runs ``iterations`` parallel (Jacobi)
     passes over joint rows and contact rows, derives velocities from the pose change, and then
     applies the velocity-level contact term (restitution). Friction is a position-level row with
-    the multiplier projected onto the Coulomb cone. Corrections of all
-    constraints on a body are gathered in a fixed order, so runs are bitwise reproducible.
+    the multiplier projected onto the Coulomb cone. Corrections of all constraints on a body are
+    gathered in a fixed order, so runs are bitwise reproducible.
 
     References:
         Mueller, Macklin, Chentanez, Jeschke, Kim. Detailed Rigid Body Simulation with Extended
