@@ -9,10 +9,16 @@ from .collision import CollisionPipeline, Contacts
 from .kinematics import eval_joint_coordinates
 from .model import Model, ModelFlags
 from .state import Control, State
+from .tendon import AttributeFrequency, CustomAttribute, TendonGuide, TendonGuideFlags, TendonGuideType
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AttributeFrequency",
+    "CustomAttribute",
+    "TendonGuide",
+    "TendonGuideFlags",
+    "TendonGuideType",
     "CollisionPipeline",
     "Contacts",
     "Control",

@@ -14,6 +14,7 @@ import numpy as np
 from warp_kernels import types as T
 
 from . import _hostmath as hm
+from .tendon import AttributeFrequency, CustomAttribute, TendonGuide, TendonGuideType
 from .inertia import (
     box_mass_properties,
     capsule_mass_properties,
@@ -165,6 +166,24 @@ class ModelBuilder:
         self.articulation_start: list[int] = []
         self.articulation_label: list[str] = []
         self.articulation_joint_end = 0
+        # Routed tendons (per tendon, per guide, per segment = incoming span of guides 1..n-1).
+        self.tendon_start: list[int] = []
+        self.tendon_world: list[int] = []
+        self.tendon_label: list[str] = []
+        self.tendon_guide_body: list[int] = []
+        self.tendon_guide_type: list[int] = []
+        self.tendon_guide_flags: list[int] = []
+        self.tendon_guide_offset: list[tuple] = []
+        self.tendon_guide_axis: list[tuple] = []
+        self.tendon_guide_radius: list[float] = []
+        self.tendon_guide_orientation: list[int] = []
+        self.tendon_guide_mu: list[float] = []
+        self.tendon_segment_compliance: list[float] = []
+        self.tendon_segment_damping: list[float] = []
+        self.tendon_segment_rest_length: list[float] = []
+        # Custom attributes: declarations by name and authored values {entity index: value}.
+        self.custom_attributes: dict[str, CustomAttribute] = {}
+        self.custom_attribute_values: dict[str, dict[int, object]] = {}
 
     # ------------------------------------------------------------------------------------------
     # Counts
@@ -757,6 +776,214 @@ class ModelBuilder:
         return self.articulation_count - 1
 
     # ------------------------------------------------------------------------------------------
+    # Custom attributes
+
+    _REFERENCE_DOMAINS = ("body", "shape", "joint", "tendon", "tendon_guide", "tendon_segment")
+
+    def _domain_count(self, domain: str) -> int:
+        return {
+            "body": self.body_count,
+            "shape": self.shape_count,
+            "joint": self.joint_count,
+            "tendon": self.tendon_count,
+            "tendon_guide": self.tendon_guide_count,
+            "tendon_segment": self.tendon_segment_count,
+        }[domain]
+
+    def add_custom_attribute(self, attribute: CustomAttribute) -> None:
+        """Declare a custom attribute; values are authored later (for tendons through ``add_tendon``).
+
+        The finalized model holds one array per attribute in ``model.custom_attributes[name]``, with
+        one value per entity of the attribute's frequency (``default`` where none was authored).
+        """
+        owner = "add_custom_attribute"
+        if not isinstance(attribute, CustomAttribute):
+            raise TypeError(f"{owner}: expected a CustomAttribute, got {type(attribute).__name__}")
+        name = attribute.name
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"{owner}: name must be a Python identifier, got {name!r}")
+        if name in self.custom_attributes:
+            raise ValueError(f"{owner}: attribute '{name}' is already declared")
+        try:
+            AttributeFrequency(attribute.frequency)
+        except ValueError:
+            raise ValueError(f"{owner}: '{name}' has unknown frequency {attribute.frequency!r}") from None
+        if attribute.dtype not in (float, int, "vec3"):
+            raise TypeError(f"{owner}: '{name}' dtype must be float, int or 'vec3', got {attribute.dtype!r}")
+        if attribute.references is not None:
+            if attribute.dtype is not int:
+                raise TypeError(f"{owner}: '{name}' references {attribute.references!r} but its dtype is not int")
+            if attribute.references not in self._REFERENCE_DOMAINS:
+                raise ValueError(
+                    f"{owner}: '{name}' references unknown domain {attribute.references!r}; "
+                    f"expected one of {self._REFERENCE_DOMAINS}"
+                )
+        self._custom_value(f"{owner}('{name}')", attribute, attribute.default)
+        self.custom_attributes[name] = attribute
+        self.custom_attribute_values[name] = {}
+
+    @staticmethod
+    def _custom_value(owner: str, attribute: CustomAttribute, value):
+        if attribute.dtype is float:
+            return _real(owner, attribute.name, value)
+        if attribute.dtype is int:
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"{owner}: {attribute.name} must be an int, got {type(value).__name__}")
+            return int(value)
+        return _vec3(owner, attribute.name, value)
+
+    def _check_custom_values(self, owner: str, values, frequency: AttributeFrequency) -> dict:
+        """Validate authored custom-attribute values of one entity; returns {name: normalized value}."""
+        if values is None:
+            return {}
+        if not isinstance(values, dict):
+            raise TypeError(f"{owner}: custom attributes must be a dict of name -> value, got {type(values).__name__}")
+        out = {}
+        for name, value in values.items():
+            attr = self.custom_attributes.get(name)
+            if attr is None:
+                raise ValueError(f"{owner}: custom attribute '{name}' is not declared; call add_custom_attribute first")
+            if attr.frequency != frequency:
+                raise ValueError(
+                    f"{owner}: custom attribute '{name}' has frequency {AttributeFrequency(attr.frequency).name}, "
+                    f"expected {frequency.name} here"
+                )
+            out[name] = self._custom_value(f"{owner}: custom attribute", attr, value)
+        return out
+
+    # ------------------------------------------------------------------------------------------
+    # Routed tendons
+
+    @property
+    def tendon_count(self) -> int:
+        """Number of routed tendons."""
+        return len(self.tendon_start)
+
+    @property
+    def tendon_guide_count(self) -> int:
+        """Number of tendon guides over all tendons."""
+        return len(self.tendon_guide_body)
+
+    @property
+    def tendon_segment_count(self) -> int:
+        """Number of tendon segments (one fewer than guides per tendon)."""
+        return len(self.tendon_segment_compliance)
+
+    def add_tendon(self, route: Sequence[TendonGuide], *, label: str | None = None, custom_attributes=None) -> int:
+        """Add a routed tendon through an ordered list of guides; returns the tendon index.
+
+        The whole route is validated before anything is stored; errors name the guide index and the
+        rule. After ``finalize`` the tendon's guides are ``tendon_start[t] .. tendon_start[t+1]`` and
+        its segments start at ``tendon_start[t] - t`` (segment k is the incoming span of guide k+1).
+        """
+        t = self.tendon_count
+        owner = f"add_tendon(label={label!r})"
+        label = _label(owner, label, f"tendon_{t}")
+        if isinstance(route, (str, bytes)) or not isinstance(route, Sequence):
+            raise TypeError(f"{owner}: route must be a sequence of TendonGuide, got {type(route).__name__}")
+        route = list(route)
+        if len(route) < 2:
+            raise ValueError(f"{owner}: a route needs at least two guides, got {len(route)}")
+        tendon_attrs = self._check_custom_values(owner, custom_attributes, AttributeFrequency.TENDON)
+        guides = []
+        world = None
+        n = len(route)
+        for i, g in enumerate(route):
+            go = f"{owner}: guide {i}"
+            if not isinstance(g, TendonGuide):
+                raise TypeError(f"{go} must be a TendonGuide, got {type(g).__name__}")
+            body = _index(go, "body", g.body, self.body_count, allow_world=True)
+            if body >= 0:
+                w = self.body_world[body]
+                if world is None:
+                    world = w
+                elif w != world:
+                    raise ValueError(
+                        f"{go}: body {body} is in world {w} but earlier guides are in world {world}; "
+                        "all guides of a tendon must be in one world"
+                    )
+            try:
+                gtype = int(TendonGuideType(g.guide_type))
+            except (ValueError, TypeError):
+                raise ValueError(f"{go}: unknown guide_type {g.guide_type!r}; use TendonGuideType") from None
+            if isinstance(g.orientation, bool) or g.orientation not in (1, -1):
+                raise ValueError(f"{go}: orientation must be 1 or -1, got {g.orientation!r}")
+            radius = _real(go, "radius", g.radius, lo=0.0)
+            mu = _real(go, "mu", g.mu, lo=0.0)
+            compliance = _real(go, "compliance", g.compliance, lo=0.0)
+            damping = _real(go, "damping", g.damping, lo=0.0)
+            rest = _real(go, "rest_length", g.rest_length)
+            offset = _vec3(go, "offset", g.offset)
+            axis = _vec3(go, "axis", g.axis, nonzero=True)
+            if gtype == TendonGuideType.ROLLER and radius <= 0.0:
+                raise ValueError(f"{go}: a ROLLER needs radius > 0, got {radius}")
+            if i == 0 and (compliance != 0.0 or damping != 0.0 or rest != -1.0):
+                raise ValueError(
+                    f"{go}: the first guide has no incoming span; compliance, damping and rest_length must keep "
+                    "their defaults (0, 0, -1)"
+                )
+            if not isinstance(g.dynamic, (bool, np.bool_)):
+                raise TypeError(f"{go}: dynamic must be a bool, got {type(g.dynamic).__name__}")
+            dynamic = bool(g.dynamic)
+            if dynamic:
+                if gtype != TendonGuideType.ROLLER:
+                    raise ValueError(f"{go}: dynamic=True is only supported on ROLLER guides")
+                if i == 0 or i == n - 1:
+                    raise ValueError(f"{go}: dynamic=True is not supported on the first or last guide")
+                if guides and guides[-1]["dynamic"]:
+                    raise ValueError(f"{go}: dynamic rollers cannot be adjacent (guide {i - 1} is dynamic too)")
+            gattrs = self._check_custom_values(go, g.custom_attributes, AttributeFrequency.TENDON_GUIDE)
+            sattrs = self._check_custom_values(go, g.segment_custom_attributes, AttributeFrequency.TENDON_SEGMENT)
+            if i == 0 and sattrs:
+                raise ValueError(f"{go}: the first guide has no incoming span; segment_custom_attributes must be empty")
+            norm = math.sqrt(sum(c * c for c in axis))
+            guides.append(
+                dict(
+                    body=body,
+                    type=gtype,
+                    flags=T.GUIDE_FLAG_DYNAMIC if dynamic else 0,
+                    dynamic=dynamic,
+                    offset=offset,
+                    axis=tuple(c / norm for c in axis),
+                    radius=radius,
+                    orientation=int(g.orientation),
+                    mu=mu,
+                    compliance=compliance,
+                    damping=damping,
+                    rest=rest,
+                    gattrs=gattrs,
+                    sattrs=sattrs,
+                )
+            )
+        # Everything is valid: append.
+        g0 = self.tendon_guide_count
+        s0 = self.tendon_segment_count
+        self.tendon_start.append(g0)
+        self.tendon_world.append(self.current_world if world is None else world)
+        self.tendon_label.append(label)
+        for name, v in tendon_attrs.items():
+            self.custom_attribute_values[name][t] = v
+        for i, g in enumerate(guides):
+            self.tendon_guide_body.append(g["body"])
+            self.tendon_guide_type.append(g["type"])
+            self.tendon_guide_flags.append(g["flags"])
+            self.tendon_guide_offset.append(g["offset"])
+            self.tendon_guide_axis.append(g["axis"])
+            self.tendon_guide_radius.append(g["radius"])
+            self.tendon_guide_orientation.append(g["orientation"])
+            self.tendon_guide_mu.append(g["mu"])
+            for name, v in g["gattrs"].items():
+                self.custom_attribute_values[name][g0 + i] = v
+            if i > 0:
+                self.tendon_segment_compliance.append(g["compliance"])
+                self.tendon_segment_damping.append(g["damping"])
+                self.tendon_segment_rest_length.append(g["rest"])
+                for name, v in g["sattrs"].items():
+                    self.custom_attribute_values[name][s0 + i - 1] = v
+        self.body_color = None
+        return t
+
+    # ------------------------------------------------------------------------------------------
     # Worlds
 
     def add_builder(self, other: ModelBuilder, xform=None, world: int | None = None, *, label_prefix: str = ""):
@@ -789,9 +1016,14 @@ class ModelBuilder:
         def remap_world(w):
             return world if w < 0 else w + world_shift
 
+        for name, attr in other.custom_attributes.items():
+            mine = self.custom_attributes.get(name)
+            if mine is not None and mine != attr:
+                raise ValueError(f"{owner}: custom attribute '{name}' is declared differently in both builders")
         b0 = self.body_count
         s0 = self.shape_count
         j0 = self.joint_count
+        offsets = {d: self._domain_count(d) for d in self._REFERENCE_DOMAINS}
         identity = xf == hm.IDENTITY
         rot = xf[3:]
         for i in range(other.body_count):
@@ -856,8 +1088,61 @@ class ModelBuilder:
             self.articulation_start.extend(a + j0 for a in other.articulation_start)
             self.articulation_joint_end = other.articulation_joint_end + j0
         self.articulation_label.extend(label_prefix + s for s in other.articulation_label)
+        self._merge_tendons(other, xf, identity, remap_world, label_prefix, b0)
+        self._merge_custom_attributes(other, offsets)
         self.world_count += other.world_count
         self.body_color = None
+
+    def _merge_tendons(self, other: ModelBuilder, xf, identity: bool, remap_world, label_prefix: str, b0: int):
+        """Append ``other``'s routed tendons; world-attached guide geometry follows the placement ``xf``."""
+        g0 = self.tendon_guide_count
+        self.tendon_start.extend(s + g0 for s in other.tendon_start)
+        self.tendon_world.extend(remap_world(w) for w in other.tendon_world)
+        self.tendon_label.extend(label_prefix + s for s in other.tendon_label)
+        for i in range(other.tendon_guide_count):
+            body = other.tendon_guide_body[i]
+            offset = other.tendon_guide_offset[i]
+            axis = other.tendon_guide_axis[i]
+            if body < 0 and not identity:
+                offset = hm.transform_point(xf, offset)
+                axis = hm.quat_rotate(xf[3:], axis)
+            self.tendon_guide_body.append(body + b0 if body >= 0 else -1)
+            self.tendon_guide_offset.append(tuple(float(c) for c in offset))
+            self.tendon_guide_axis.append(tuple(float(c) for c in axis))
+        for name in ("type", "flags", "radius", "orientation", "mu"):
+            getattr(self, "tendon_guide_" + name).extend(getattr(other, "tendon_guide_" + name))
+        for name in ("compliance", "damping", "rest_length"):
+            getattr(self, "tendon_segment_" + name).extend(getattr(other, "tendon_segment_" + name))
+
+    def _merge_custom_attributes(self, other: ModelBuilder, offsets: dict[str, int]):
+        """Append ``other``'s custom-attribute values, shifting entity indices and integer references."""
+        freq_domain = {
+            AttributeFrequency.BODY: "body",
+            AttributeFrequency.SHAPE: "shape",
+            AttributeFrequency.JOINT: "joint",
+            AttributeFrequency.TENDON: "tendon",
+            AttributeFrequency.TENDON_GUIDE: "tendon_guide",
+            AttributeFrequency.TENDON_SEGMENT: "tendon_segment",
+        }
+        for name, attr in other.custom_attributes.items():
+            if name not in self.custom_attributes:
+                self.custom_attributes[name] = attr
+                self.custom_attribute_values[name] = {}
+            base = offsets[freq_domain[AttributeFrequency(attr.frequency)]]
+            ref = offsets[attr.references] if attr.references else 0
+            dst = self.custom_attribute_values[name]
+            for idx, v in other.custom_attribute_values[name].items():
+                dst[idx + base] = v + ref if (attr.references and v >= 0) else v
+
+    def set_custom_attribute(self, name: str, index: int, value) -> None:
+        """Author the value of a declared custom attribute for one entity (body, shape, joint, tendon, ...)."""
+        owner = f"set_custom_attribute('{name}')"
+        attr = self.custom_attributes.get(name)
+        if attr is None:
+            raise ValueError(f"{owner}: custom attribute '{name}' is not declared")
+        domain = AttributeFrequency(attr.frequency).name.lower()
+        i = _index(owner, "index", index, self._domain_count(domain), allow_world=False)
+        self.custom_attribute_values[name][i] = self._custom_value(owner, attr, value)
 
     def add_world(self, other: ModelBuilder, xform=None) -> int:
         """Append ``other`` as a new world; returns the new world's index. Labels get a ``world_<i>/`` prefix."""
@@ -895,8 +1180,20 @@ class ModelBuilder:
     # Colouring and finalize
 
     def _body_edges(self) -> list[tuple[int, int]]:
-        """Pairs of bodies coupled by a constraint (joints now; tendons extend this)."""
-        return [(p, c) for p, c in zip(self.joint_parent, self.joint_child, strict=True) if p >= 0]
+        """Pairs of bodies coupled by a constraint: joints, tendon spans and dynamic-roller bypass spans."""
+        edges = [(p, c) for p, c in zip(self.joint_parent, self.joint_child, strict=True) if p >= 0]
+        starts = [*self.tendon_start, self.tendon_guide_count]
+        body = self.tendon_guide_body
+        for t in range(self.tendon_count):
+            for g in range(starts[t], starts[t + 1] - 1):
+                partners = [g + 1]
+                if self.tendon_guide_flags[g + 1] & T.GUIDE_FLAG_DYNAMIC:
+                    partners.append(g + 2)
+                for h in partners:
+                    a, b = body[g], body[h]
+                    if a >= 0 and b >= 0 and a != b:
+                        edges.append((a, b))
+        return edges
 
     def color(self) -> int:
         """Greedy graph colouring of bodies: two bodies that share a constraint get different colours.

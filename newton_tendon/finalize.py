@@ -111,17 +111,26 @@ def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray) -> np.ndarray
 
 
 def _body_slots(b, pairs: np.ndarray, contact_pair: np.ndarray):
-    """CSR table of the constraint slots touching each body, sorted by slot for a fixed gather order."""
+    """CSR table of the constraint slots touching each body, sorted by slot for a fixed gather order.
+
+    Slots: joints (2 per joint), tendon guides (2 per guide: incoming and outgoing span), contacts
+    (2 per contact slot); see ``warp_kernels.rigid``.
+    """
     jp = np.asarray(b.joint_parent, dtype=np.int64)
     jc = np.asarray(b.joint_child, dtype=np.int64)
     jidx = np.arange(b.joint_count, dtype=np.int64)
     shape_body = np.asarray(b.shape_body, dtype=np.int64)
-    base = 2 * b.joint_count
+    gbody = np.asarray(b.tendon_guide_body, dtype=np.int64)
+    gidx = np.arange(gbody.size, dtype=np.int64)
+    tbase = 2 * b.joint_count
+    base = tbase + 2 * gbody.size
     cs = np.arange(contact_pair.shape[0], dtype=np.int64)
     body_a = shape_body[pairs[contact_pair, 0]] if cs.size else cs
     body_b = shape_body[pairs[contact_pair, 1]] if cs.size else cs
-    bodies = np.concatenate([jp, jc, body_a, body_b])
-    slots = np.concatenate([2 * jidx, 2 * jidx + 1, base + 2 * cs, base + 2 * cs + 1])
+    bodies = np.concatenate([jp, jc, gbody, gbody, body_a, body_b])
+    slots = np.concatenate(
+        [2 * jidx, 2 * jidx + 1, tbase + 2 * gidx, tbase + 2 * gidx + 1, base + 2 * cs, base + 2 * cs + 1]
+    )
     keep = bodies >= 0
     bodies, slots = bodies[keep], slots[keep]
     order = np.lexsort((slots, bodies))
@@ -133,7 +142,8 @@ def _body_slots(b, pairs: np.ndarray, contact_pair: np.ndarray):
 def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     """Build the Model; every check runs before any array is created."""
     if requires_grad:
-        raise ValueError("finalize: requires_grad=True is not supported: the XPBD and VBD paths are not differentiable")
+        what = "the routed-tendon path is" if b.tendon_count else "the XPBD and VBD paths are"
+        raise ValueError(f"finalize: requires_grad=True is not supported: {what} not differentiable")
     world_count, body_world, shape_world, joint_world = _resolve_worlds(b)
     mass, inertia, inv_mass, inv_inertia, moving = _mass_properties(b)
     pairs = _contact_pairs(b, shape_world, moving)
@@ -221,4 +231,80 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.joint_target_vel = arr(b.joint_target_vel, float, 0)
     m.articulation_count = b.articulation_count
     m.articulation_start = arr(list(b.articulation_start) + [b.articulation_joint_end], wp.int32)
+    _tendons(b, m, arr, world_count)
+    _custom_attributes(b, m)
     return m
+
+
+def _tendons(b, m: Model, arr, world_count: int):
+    """Routed-tendon arrays, and the initial material (measured rest lengths, roller activity)."""
+    nt, ng, nseg = b.tendon_count, b.tendon_guide_count, b.tendon_segment_count
+    m.tendon_count = nt
+    m.tendon_guide_count = ng
+    m.tendon_segment_count = nseg
+    m.tendon_start = arr(list(b.tendon_start) + [ng], wp.int32)
+    tw = np.asarray(b.tendon_world, dtype=np.int32)
+    if b.world_count == 0:
+        tw = np.zeros_like(tw)
+    m.tendon_world = arr(tw, wp.int32, 0)
+    m.tendon_label = list(b.tendon_label)
+    m.tendon_guide_body = arr(b.tendon_guide_body, wp.int32, 0)
+    m.tendon_guide_type = arr(b.tendon_guide_type, wp.int32, 0)
+    m.tendon_guide_flags = arr(b.tendon_guide_flags, wp.int32, 0)
+    m.tendon_guide_offset = arr(np.reshape(b.tendon_guide_offset, (ng, 3)), wp.vec3, 0)
+    m.tendon_guide_axis = arr(np.reshape(b.tendon_guide_axis, (ng, 3)), wp.vec3, 0)
+    m.tendon_guide_radius = arr(b.tendon_guide_radius, float, 0)
+    m.tendon_guide_orientation = arr(b.tendon_guide_orientation, wp.int32, 0)
+    m.tendon_guide_mu = arr(b.tendon_guide_mu, float, 0)
+    m.tendon_segment_compliance = arr(b.tendon_segment_compliance, float, 0)
+    m.tendon_segment_damping = arr(b.tendon_segment_damping, float, 0)
+    m.tendon_segment_rest_length = arr(b.tendon_segment_rest_length, float, 0)
+    m.tendon_segment_initial_rest_length = wp.zeros(nseg, dtype=float, device=m.device)
+    m.tendon_guide_initial_active = wp.zeros(ng, dtype=wp.int32, device=m.device)
+    update_tendon_baseline(m)
+
+
+def update_tendon_baseline(m: Model):
+    """Recompute ``tendon_segment_initial_rest_length`` and ``tendon_guide_initial_active`` in place
+    from ``tendon_segment_rest_length`` (negative = measure) at the model's initial pose."""
+    if m.tendon_count == 0:
+        return
+    from warp_kernels.cable import measure_baseline
+
+    from .model import tendon_model_struct
+
+    wp.launch(
+        measure_baseline,
+        dim=m.tendon_count,
+        inputs=[tendon_model_struct(m), m.body_q, m.tendon_segment_rest_length],
+        outputs=[m.tendon_segment_initial_rest_length, m.tendon_guide_initial_active],
+        device=m.device,
+    )
+
+
+def _custom_attributes(b, m: Model):
+    """One array per declared custom attribute, ``default`` where no value was authored."""
+    from .tendon import AttributeFrequency
+
+    counts = {
+        AttributeFrequency.BODY: b.body_count,
+        AttributeFrequency.SHAPE: b.shape_count,
+        AttributeFrequency.JOINT: b.joint_count,
+        AttributeFrequency.TENDON: b.tendon_count,
+        AttributeFrequency.TENDON_GUIDE: b.tendon_guide_count,
+        AttributeFrequency.TENDON_SEGMENT: b.tendon_segment_count,
+    }
+    m.custom_attributes = {}
+    m.custom_attribute_frequency = {}
+    for name, attr in b.custom_attributes.items():
+        n = counts[AttributeFrequency(attr.frequency)]
+        if attr.dtype == "vec3":
+            values = np.tile(np.asarray(attr.default, dtype=np.float32), (n, 1))
+            dtype = wp.vec3
+        else:
+            values = np.full(n, attr.default, dtype=np.float32 if attr.dtype is float else np.int32)
+            dtype = float if attr.dtype is float else wp.int32
+        for i, v in b.custom_attribute_values[name].items():
+            values[i] = v
+        m.custom_attributes[name] = wp.array(values, dtype=dtype, device=m.device)
+        m.custom_attribute_frequency[name] = AttributeFrequency(attr.frequency)

@@ -9,6 +9,7 @@ import warp as wp
 
 from warp_kernels.joints import JointModel
 from warp_kernels.rigid import BodyModel
+from warp_kernels.routing import TendonModel
 
 from .state import Control, State
 
@@ -163,6 +164,53 @@ class Model:
         self.articulation_count = 0
         """Number of articulations."""
 
+        self.tendon_count = 0
+        """Number of routed tendons."""
+        self.tendon_guide_count = 0
+        """Number of tendon guides over all tendons."""
+        self.tendon_segment_count = 0
+        """Number of tendon segments (free spans); each tendon has one fewer than its guides."""
+        self.tendon_start = None
+        """First guide of each tendon, with a final sentinel, shape [tendon_count + 1], int32. Tendon t's
+        segments start at ``tendon_start[t] - t``; segment k of a tendon is the incoming span of its guide k+1."""
+        self.tendon_world = None
+        """World index of each tendon, shape [tendon_count], int32."""
+        self.tendon_label = []
+        """Tendon labels, a Python list of str."""
+        self.tendon_guide_body = None
+        """Body of each guide (-1 = world), shape [tendon_guide_count], int32."""
+        self.tendon_guide_type = None
+        """Guide type (``TendonGuideType``: ROLLER 0, ANCHOR 1, PINHOLE 2), shape [tendon_guide_count], int32."""
+        self.tendon_guide_flags = None
+        """Guide flags (``TendonGuideFlags``, bit 0 DYNAMIC), shape [tendon_guide_count], int32."""
+        self.tendon_guide_offset = None
+        """Guide point or roller centre in the body frame [m], shape [tendon_guide_count], wp.vec3."""
+        self.tendon_guide_axis = None
+        """Roller axis in the body frame (unit), shape [tendon_guide_count], wp.vec3."""
+        self.tendon_guide_radius = None
+        """Roller radius [m] (0 for point guides), shape [tendon_guide_count], float32."""
+        self.tendon_guide_orientation = None
+        """Roller winding side (+1 counter-clockwise about the axis, -1 clockwise), shape [tendon_guide_count], int32."""
+        self.tendon_guide_mu = None
+        """Capstan friction coefficient [-], shape [tendon_guide_count], float32. Editable in place."""
+        self.tendon_segment_compliance = None
+        """Span compliance [m/N] (0 = inextensible), shape [tendon_segment_count], float32. Editable in place."""
+        self.tendon_segment_damping = None
+        """Span damping [N s/m], shape [tendon_segment_count], float32. Editable in place."""
+        self.tendon_segment_rest_length = None
+        """Authored span rest length [m] (negative = measured at the initial pose), shape [tendon_segment_count],
+        float32. Editing it and notifying the solver changes the reset baseline."""
+        self.tendon_segment_initial_rest_length = None
+        """Resolved initial rest length per span [m] (the reset baseline; 0 for a span bypassed at the start),
+        shape [tendon_segment_count], float32."""
+        self.tendon_guide_initial_active = None
+        """1 where a guide is part of the route at the initial pose (dynamic rollers may start bypassed),
+        shape [tendon_guide_count], int32."""
+        self.custom_attributes = {}
+        """Declared custom attributes: name -> Warp array with one value per entity of its frequency."""
+        self.custom_attribute_frequency = {}
+        """Declared custom attributes: name -> ``AttributeFrequency``."""
+
     def state(self) -> State:
         """A new State holding copies of the initial body poses and velocities."""
         return State(self)
@@ -208,4 +256,22 @@ def joint_model_struct(m: Model) -> JointModel:
     s.target_ke = m.joint_target_ke
     s.target_kd = m.joint_target_kd
     s.enabled = m.joint_enabled
+    return s
+
+
+def tendon_model_struct(m: Model) -> TendonModel:
+    """The routed-tendon constants of ``m`` bundled as the struct kernels take (arrays shared, not copied)."""
+    s = TendonModel()
+    s.start = m.tendon_start
+    s.world = m.tendon_world
+    s.guide_body = m.tendon_guide_body
+    s.guide_type = m.tendon_guide_type
+    s.guide_flags = m.tendon_guide_flags
+    s.guide_offset = m.tendon_guide_offset
+    s.guide_axis = m.tendon_guide_axis
+    s.guide_radius = m.tendon_guide_radius
+    s.guide_orientation = m.tendon_guide_orientation
+    s.guide_mu = m.tendon_guide_mu
+    s.seg_compliance = m.tendon_segment_compliance
+    s.seg_damping = m.tendon_segment_damping
     return s

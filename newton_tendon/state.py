@@ -21,6 +21,26 @@ class State:
         self.body_f = wp.zeros(model.body_count, dtype=wp.spatial_vector, device=dev)
         """External wrench (force [N] then torque about the COM [N m], world), shape [body_count],
         wp.spatial_vector. Cleared by ``clear_forces``; solvers only read it."""
+        ns = getattr(model, "tendon_segment_count", 0)
+        ng = getattr(model, "tendon_guide_count", 0)
+        nt = getattr(model, "tendon_count", 0)
+        self.tendon_segment_rest_length = (
+            wp.clone(model.tendon_segment_initial_rest_length) if ns else wp.zeros(0, dtype=float, device=dev)
+        )
+        """Material rest length of each free span [m] (tendon history), shape [tendon_segment_count], float32."""
+        self.tendon_guide_active = (
+            wp.clone(model.tendon_guide_initial_active) if ng else wp.zeros(0, dtype=wp.int32, device=dev)
+        )
+        """1 where a guide is part of the current route (dynamic rollers engage/release),
+        shape [tendon_guide_count], int32."""
+        self.tendon_segment_attachment_local_l = wp.zeros(ns, dtype=wp.vec3, device=dev)
+        """Left material point of each span in its guide body's frame [m] (accepted at the last step start),
+        shape [tendon_segment_count], wp.vec3."""
+        self.tendon_segment_attachment_local_r = wp.zeros(ns, dtype=wp.vec3, device=dev)
+        """Right material point of each span in its guide body's frame [m], shape [tendon_segment_count], wp.vec3."""
+        self.tendon_seeded = wp.zeros(nt, dtype=wp.int32, device=dev)
+        """1 once a tendon's history was initialized (the first step seeds it from the model's baseline),
+        shape [tendon_count], int32."""
 
     def clear_forces(self):
         """Zero the external forces ``body_f`` (graph-capturable)."""

@@ -150,7 +150,7 @@ def contact_point_velocity(body_qd: wp.array(dtype=wp.spatial_vector), b: int, r
 def solve_contact_positions(
     # Model:
     bodies: BodyModel,
-    joint_slot_count: int,
+    summed_slot_count: int,
     relaxation: float,
     # Contacts:
     contacts: ContactData,
@@ -174,7 +174,7 @@ def solve_contact_positions(
     Multipliers are accumulated after relaxation, i.e. as the impulses actually applied.
     """
     c = wp.tid()
-    slot = joint_slot_count + 2 * c
+    slot = summed_slot_count + 2 * c
     zero = wp.spatial_vector()
     if contacts.valid[c] == 0:
         slot_delta[slot] = zero
@@ -222,7 +222,7 @@ def solve_contact_positions(
 def solve_contact_velocities(
     # Model:
     bodies: BodyModel,
-    joint_slot_count: int,
+    summed_slot_count: int,
     gravity: wp.array(dtype=wp.vec3),
     dt: float,
     # Contacts:
@@ -243,7 +243,7 @@ def solve_contact_velocities(
     do not jitter; the impulse is dv / w. Friction is handled at the position level.
     """
     c = wp.tid()
-    slot = joint_slot_count + 2 * c
+    slot = summed_slot_count + 2 * c
     zero = wp.spatial_vector()
     lambda_n = contact_lambda_n[c]
     if contacts.valid[c] == 0 or lambda_n <= 0.0:

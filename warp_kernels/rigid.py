@@ -5,8 +5,11 @@ it touches into its own *slot* of a delta array; it never adds into shared body 
 pass, one thread per body, walks that body's slot list (a CSR table fixed at ``finalize``) in a
 fixed order and applies the sum. No atomics, so results are bitwise reproducible on every device.
 
-Slot layout: joint ``j`` owns slots ``2 j`` (parent side) and ``2 j + 1`` (child side); contact
-slot ``c`` owns ``2 J + 2 c`` (shape a side) and ``2 J + 2 c + 1`` (shape b side).
+Slot layout (J joints, G tendon guides): joint ``j`` owns slots ``2 j`` (parent side) and
+``2 j + 1`` (child side); tendon guide ``g`` owns ``2 J + 2 g`` (its incoming span) and
+``2 J + 2 g + 1`` (its outgoing span); contact slot ``c`` owns ``S + 2 c`` (shape a side) and
+``S + 2 c + 1`` (shape b side), where ``S = 2 J + 2 G`` is the *summed slot count*: corrections in
+slots below ``S`` add up, contact corrections are averaged per body.
 """
 
 import warp as wp
@@ -67,7 +70,7 @@ def integrate_bodies(
     # Model:
     bodies: BodyModel,
     gravity: wp.array(dtype=wp.vec3),
-    joint_slot_count: int,
+    summed_slot_count: int,
     slot_wrench: wp.array(dtype=wp.spatial_vector),
     dt: float,
     # State in:
@@ -93,7 +96,7 @@ def integrate_bodies(
         # Generalized joint forces reach the body through its joint slots.
         for i in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
             s = bodies.slot[i]
-            if s < joint_slot_count:
+            if s < summed_slot_count:
                 f = f + wp.spatial_top(slot_wrench[s])
                 tau = tau + wp.spatial_bottom(slot_wrench[s])
         world = wp.max(bodies.world[b], 0)
@@ -123,13 +126,13 @@ def integrate_bodies(
 def gather_slot_deltas(
     bodies: BodyModel,
     b: int,
-    joint_slot_count: int,
+    summed_slot_count: int,
     slot_delta: wp.array(dtype=wp.spatial_vector),
     slot_weight: wp.array(dtype=float),
 ):
     """Combined correction of body b from its slots, in slot order.
 
-    Joint corrections add (their relaxation is applied when they are computed); contact
+    Joint and tendon corrections add (their relaxation is applied when they are computed); contact
     corrections are averaged over the body's active contacts so that n contacts resolving one
     penetration do not move the body n times as far.
     """
@@ -138,7 +141,7 @@ def gather_slot_deltas(
     nc = float(0.0)
     for i in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
         s = bodies.slot[i]
-        if s < joint_slot_count:
+        if s < summed_slot_count:
             dj = dj + slot_delta[s]
         else:
             dc = dc + slot_delta[s]
@@ -149,7 +152,7 @@ def gather_slot_deltas(
 @wp.kernel
 def apply_slot_pose_deltas(
     bodies: BodyModel,
-    joint_slot_count: int,
+    summed_slot_count: int,
     slot_delta: wp.array(dtype=wp.spatial_vector),
     slot_weight: wp.array(dtype=float),
     body_q: wp.array(dtype=wp.transform),
@@ -163,7 +166,7 @@ def apply_slot_pose_deltas(
     b = wp.tid()
     if not is_moving_body(bodies, b):
         return
-    d = gather_slot_deltas(bodies, b, joint_slot_count, slot_delta, slot_weight)
+    d = gather_slot_deltas(bodies, b, summed_slot_count, slot_delta, slot_weight)
     body_q[b] = apply_pose_delta(body_q[b], bodies.com[b], wp.spatial_top(d), wp.spatial_bottom(d))
     body_delta[b] = body_delta[b] + d
 
@@ -171,7 +174,7 @@ def apply_slot_pose_deltas(
 @wp.kernel
 def apply_slot_velocity_deltas(
     bodies: BodyModel,
-    joint_slot_count: int,
+    summed_slot_count: int,
     slot_delta: wp.array(dtype=wp.spatial_vector),
     slot_weight: wp.array(dtype=float),
     body_qd: wp.array(dtype=wp.spatial_vector),
@@ -180,7 +183,7 @@ def apply_slot_velocity_deltas(
     b = wp.tid()
     if not is_moving_body(bodies, b):
         return
-    body_qd[b] = body_qd[b] + gather_slot_deltas(bodies, b, joint_slot_count, slot_delta, slot_weight)
+    body_qd[b] = body_qd[b] + gather_slot_deltas(bodies, b, summed_slot_count, slot_delta, slot_weight)
 
 
 @wp.kernel

@@ -30,3 +30,11 @@ SHAPE_TYPE_NAMES = {0: "plane", 1: "sphere", 2: "capsule", 3: "box", 4: "cylinde
 # Body flags (bit field).
 BODY_DYNAMIC = wp.constant(0)
 BODY_KINEMATIC = wp.constant(1)
+
+# Routed-cable guide types and flags (numbering follows newton's TendonGuideType).
+GUIDE_ROLLER = wp.constant(0)
+GUIDE_ANCHOR = wp.constant(1)
+GUIDE_PINHOLE = wp.constant(2)
+GUIDE_FLAG_DYNAMIC = wp.constant(1)
+
+GUIDE_TYPE_NAMES = {0: "ROLLER", 1: "ANCHOR", 2: "PINHOLE"}

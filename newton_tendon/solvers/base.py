@@ -5,8 +5,21 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from ..model import Model, ModelFlags, body_model_struct, joint_model_struct
+from warp_kernels import cable as cable_kernels
+
+from ..model import Model, ModelFlags, body_model_struct, joint_model_struct, tendon_model_struct
 from ..state import State
+
+_TENDON_GEOMETRY = (
+    "tendon_start",
+    "tendon_guide_body",
+    "tendon_guide_type",
+    "tendon_guide_flags",
+    "tendon_guide_offset",
+    "tendon_guide_axis",
+    "tendon_guide_radius",
+    "tendon_guide_orientation",
+)
 
 
 @wp.kernel
@@ -40,12 +53,140 @@ class SolverBase:
         self._all_worlds = wp.ones(max(model.world_count, 1), dtype=wp.int32, device=self.device)
         self._bodies = body_model_struct(model)
         self._joints = joint_model_struct(model)
+        self._tendons = tendon_model_struct(model)
+        if model.tendon_count and getattr(model, "requires_grad", False):
+            raise ValueError(
+                f"{type(self).__name__}: the model was built with requires_grad=True, but the routed-tendon path "
+                "is not differentiable; finalize without gradients"
+            )
+        self._tendon_geometry = {name: getattr(model, name).numpy().copy() for name in _TENDON_GEOMETRY}
+
+    # ------------------------------------------------------------------------------------------
+    # Routed tendons: controls, workspace and diagnostics shared by every tendon-capable solver
+
+    def _init_tendon_controls(self, max_sweeps, settle_tol, activation_tol):
+        name = type(self).__name__
+        if isinstance(max_sweeps, bool) or not isinstance(max_sweeps, (int, np.integer)) or not 1 <= max_sweeps <= 256:
+            raise ValueError(f"{name}: tendon_max_sweeps must be an int in 1..256, got {max_sweeps!r}")
+        settle_tol = float(settle_tol)
+        if not np.isfinite(settle_tol) or settle_tol < 0.0:
+            raise ValueError(f"{name}: tendon_settle_tol must be finite and >= 0, got {settle_tol!r}")
+        activation_tol = float(activation_tol)
+        if not (0.0 <= activation_tol < 1.0):
+            raise ValueError(f"{name}: tendon_activation_tol must be in [0, 1), got {activation_tol!r}")
+        self.tendon_max_sweeps = int(max_sweeps)
+        """Maximum capstan material-relaxation sweeps per solver iteration (1..256)."""
+        self.tendon_settle_tol = settle_tol
+        """Relative tension change below which the sweeps stop early."""
+        self.tendon_activation_tol = activation_tol
+        """Radius-relative activation gap of dynamic rollers (hysteresis against chattering)."""
+
+        m = self.model
+        dev = self.device
+        ns, ng, nt = m.tendon_segment_count, m.tendon_guide_count, m.tendon_count
+        self._tendon_l0 = wp.zeros(ns, dtype=float, device=dev)
+        self.tendon_segment_lambda = wp.zeros(ns, dtype=float, device=dev)
+        """XPBD multiplier of each span's stretch row [N s^2] after the last step (0 on VBD)."""
+        self.tendon_segment_material_tension = wp.zeros(ns, dtype=float, device=dev)
+        """Constitutive tension per span [N]: (l - L)/c, or the multiplier's tension for c = 0."""
+        self.tendon_segment_damping_tension = wp.zeros(ns, dtype=float, device=dev)
+        """Signed damping tension per span [N]: d * dl/dt."""
+        self.tendon_segment_active = wp.zeros(ns, dtype=wp.int32, device=dev)
+        """1 where the segment slot holds a span of the current route."""
+        self.tendon_segment_active_compliance = wp.zeros(ns, dtype=float, device=dev)
+        """Compliance used for each active span [m/N] (a bypass span is the two authored spans in series)."""
+        self.tendon_segment_active_guide_l = wp.zeros(ns, dtype=wp.int32, device=dev)
+        """Left end guide of each active span (-1 if inactive)."""
+        self.tendon_segment_active_guide_r = wp.zeros(ns, dtype=wp.int32, device=dev)
+        """Right end guide of each active span (-1 if inactive)."""
+        self.tendon_segment_attachment_l = wp.zeros(ns, dtype=wp.vec3, device=dev)
+        """World left attachment point of each active span [m] (for drawing)."""
+        self.tendon_segment_attachment_r = wp.zeros(ns, dtype=wp.vec3, device=dev)
+        """World right attachment point of each active span [m] (for drawing)."""
+        self.tendon_guide_active = wp.zeros(ng, dtype=wp.int32, device=dev)
+        """1 where the guide is part of the route after the last step."""
+        self.tendon_guide_wrap = wp.zeros(ng, dtype=float, device=dev)
+        """Capstan angle per guide [rad]: a roller's wrap or a pinhole's bend angle."""
+        self.tendon_guide_wrap_error = wp.zeros(ng, dtype=wp.int32, device=dev)
+        """1 where a fixed roller's accepted wrap left [0, pi] at the last step start (not repaired)."""
+        self.tendon_total_cable = wp.zeros(nt, dtype=float, device=dev)
+        """Material per tendon [m]: sum of span rest lengths plus the cable on roller arcs."""
+        self.tendon_length = wp.zeros(nt, dtype=float, device=dev)
+        """Geometric length per tendon [m]: free spans plus wrapped arcs at the final pose."""
+
+    def _begin_tendon_step(self, state_in: State, state_out: State):
+        m = self.model
+        if not m.tendon_count:
+            return
+        self.tendon_segment_lambda.zero_()
+        wp.launch(
+            cable_kernels.begin_step,
+            dim=m.tendon_count,
+            inputs=[
+                self._tendons,
+                self.tendon_activation_tol,
+                state_in.body_q,
+                m.tendon_segment_initial_rest_length,
+                m.tendon_guide_initial_active,
+                state_in.tendon_segment_rest_length,
+                state_in.tendon_guide_active,
+                state_in.tendon_segment_attachment_local_l,
+                state_in.tendon_segment_attachment_local_r,
+                state_in.tendon_seeded,
+            ],
+            outputs=[
+                state_out.tendon_segment_rest_length,
+                state_out.tendon_guide_active,
+                state_out.tendon_segment_attachment_local_l,
+                state_out.tendon_segment_attachment_local_r,
+                state_out.tendon_seeded,
+                self._tendon_l0,
+                self.tendon_guide_wrap_error,
+            ],
+            device=self.device,
+        )
+
+    def _tendon_diagnostics(self, state: State, dt: float):
+        m = self.model
+        if not m.tendon_count:
+            return
+        wp.launch(
+            cable_kernels.tendon_diagnostics,
+            dim=m.tendon_count,
+            inputs=[
+                self._tendons,
+                dt,
+                state.body_q,
+                state.tendon_segment_rest_length,
+                state.tendon_guide_active,
+                state.tendon_segment_attachment_local_l,
+                state.tendon_segment_attachment_local_r,
+                self._tendon_l0,
+                self.tendon_segment_lambda,
+            ],
+            outputs=[
+                self.tendon_segment_material_tension,
+                self.tendon_segment_damping_tension,
+                self.tendon_segment_active,
+                self.tendon_segment_active_compliance,
+                self.tendon_segment_active_guide_l,
+                self.tendon_segment_active_guide_r,
+                self.tendon_segment_attachment_l,
+                self.tendon_segment_attachment_r,
+                self.tendon_guide_active,
+                self.tendon_guide_wrap,
+                self.tendon_total_cable,
+                self.tendon_length,
+            ],
+            device=self.device,
+        )
 
     def step(self, state_in: State, state_out: State, control, contacts, dt: float):
         raise NotImplementedError(f"{type(self).__name__} must implement step()")
 
     def reset(self, state: State, world_mask: wp.array | None = None, flags: int | None = None):
-        """Restore the selected worlds' bodies to the model's initial poses and velocities; clear their forces.
+        """Restore the selected worlds' bodies to the model's initial poses and velocities; clear their forces;
+        restore their tendons' initial material distribution, re-seeded at the restored pose.
 
         ``world_mask`` is an int32 array [world_count] (1 = reset) or None for all worlds; it can be
         edited in place between replays, so a captured reset serves any selection. ``flags=0`` resets
@@ -57,21 +198,69 @@ class SolverBase:
             raise ValueError(
                 f"{type(self).__name__}.reset: world_mask must be a wp.array of int32 with shape ({m.world_count},)"
             )
-        if flags == 0 or m.body_count == 0:
+        if flags == 0:
             return
-        wp.launch(
-            _reset_bodies,
-            dim=m.body_count,
-            inputs=[mask, m.body_world, m.body_q, m.body_qd],
-            outputs=[state.body_q, state.body_qd, state.body_f],
-            device=self.device,
-        )
+        if m.body_count:
+            wp.launch(
+                _reset_bodies,
+                dim=m.body_count,
+                inputs=[mask, m.body_world, m.body_q, m.body_qd],
+                outputs=[state.body_q, state.body_qd, state.body_f],
+                device=self.device,
+            )
+        if m.tendon_count:
+            wp.launch(
+                cable_kernels.reset_tendons,
+                dim=m.tendon_count,
+                inputs=[
+                    self._tendons,
+                    mask,
+                    state.body_q,
+                    m.tendon_segment_initial_rest_length,
+                    m.tendon_guide_initial_active,
+                ],
+                outputs=[
+                    state.tendon_segment_rest_length,
+                    state.tendon_guide_active,
+                    state.tendon_segment_attachment_local_l,
+                    state.tendon_segment_attachment_local_r,
+                    state.tendon_seeded,
+                ],
+                device=self.device,
+            )
 
     def notify_model_changed(self, flags: int):
         """Tell the solver which model arrays were edited in place (host side, outside graph capture)."""
         flags = ModelFlags(flags)
         if flags & ModelFlags.BODY_PROPERTIES:
             self._check_body_properties()
+        if flags & ModelFlags.TENDON_PROPERTIES:
+            self._check_tendon_properties()
+
+    def _check_tendon_properties(self):
+        """Validate in-place tendon edits; an edited rest length becomes the new reset baseline."""
+        m = self.model
+        name = f"{type(self).__name__}.notify_model_changed"
+        if m.tendon_count == 0:
+            return
+        for key, ref in self._tendon_geometry.items():
+            if not np.array_equal(getattr(m, key).numpy(), ref):
+                raise ValueError(
+                    f"{name}: model.{key} changed; route topology and guide geometry cannot change after the "
+                    "solver was built; rebuild the model and the solver"
+                )
+        for key in ("tendon_segment_compliance", "tendon_segment_damping", "tendon_guide_mu"):
+            v = getattr(m, key).numpy()
+            if not np.all(np.isfinite(v)) or np.any(v < 0.0):
+                i = int(np.nonzero(~np.isfinite(v) | (v < 0.0))[0][0])
+                raise ValueError(f"{name}: model.{key}[{i}] = {v[i]} must be finite and >= 0")
+        rest = m.tendon_segment_rest_length.numpy()
+        if not np.all(np.isfinite(rest)):
+            i = int(np.nonzero(~np.isfinite(rest))[0][0])
+            raise ValueError(f"{name}: model.tendon_segment_rest_length[{i}] must be finite")
+        from ..finalize import update_tendon_baseline
+
+        update_tendon_baseline(m)
 
     def _check_body_properties(self):
         """Recompute inverse masses and inertias in place from edited ``body_mass``/``body_inertia``."""

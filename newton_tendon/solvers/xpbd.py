@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from warp_kernels import cable as cable_kernels
 from warp_kernels import contacts as contact_kernels
 from warp_kernels import joints as joint_kernels
 from warp_kernels import rigid as rigid_kernels
@@ -52,6 +53,9 @@ class SolverXPBD(SolverBase):
         joint_linear_relaxation: float = 0.7,
         joint_angular_relaxation: float = 0.4,
         rigid_contact_relaxation: float = 0.8,
+        tendon_max_sweeps: int = 256,
+        tendon_settle_tol: float = 1.0e-3,
+        tendon_activation_tol: float = 2.0e-3,
     ):
         super().__init__(model)
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
@@ -60,15 +64,19 @@ class SolverXPBD(SolverBase):
         self.joint_linear_relaxation = _check_relaxation("joint_linear_relaxation", joint_linear_relaxation)
         self.joint_angular_relaxation = _check_relaxation("joint_angular_relaxation", joint_angular_relaxation)
         self.rigid_contact_relaxation = _check_relaxation("rigid_contact_relaxation", rigid_contact_relaxation)
+        self._init_tendon_controls(tendon_max_sweeps, tendon_settle_tol, tendon_activation_tol)
 
         m = model
         dev = self.device
-        self._joint_slot_count = 2 * m.joint_count
-        slots = self._joint_slot_count + 2 * m.contact_capacity
+        self._summed_slot_count = 2 * m.joint_count + 2 * m.tendon_guide_count
+        slots = self._summed_slot_count + 2 * m.contact_capacity
         # Per-step scratch, allocated once.
         self._slot_delta = wp.zeros(slots, dtype=wp.spatial_vector, device=dev)
         self._slot_weight = wp.zeros(slots, dtype=float, device=dev)
-        self._slot_wrench = wp.zeros(max(self._joint_slot_count, 1), dtype=wp.spatial_vector, device=dev)
+        self._slot_wrench = wp.zeros(max(self._summed_slot_count, 1), dtype=wp.spatial_vector, device=dev)
+        self._tendon_lambda_hat = wp.zeros(m.tendon_segment_count, dtype=float, device=dev)
+        self._tendon_stiffness = wp.zeros(m.tendon_segment_count, dtype=float, device=dev)
+        self._tendon_ratio = wp.zeros(m.tendon_guide_count, dtype=float, device=dev)
         self._joint_lambda = wp.zeros(m.joint_count, dtype=float, device=dev)
         self._joint_q_prev = wp.zeros(m.joint_coord_count, dtype=float, device=dev)
         self._joint_qd_prev = wp.zeros(m.joint_dof_count, dtype=float, device=dev)
@@ -92,11 +100,13 @@ class SolverXPBD(SolverBase):
             return
         dt = float(dt)
         self._predict(state_in, state_out, control, dt)
+        self._begin_tendon_step(state_in, state_out)
         for _ in range(self.iterations):
             self._solve_positions(state_in, state_out, control, contacts, dt)
         self._update_velocities(state_in, state_out, dt)
         if contacts is not None and self.model.contact_capacity:
             self._solve_velocities(state_in, state_out, contacts, dt)
+        self._tendon_diagnostics(state_out, dt)
 
     # ------------------------------------------------------------------------------------------
     # Phases
@@ -131,7 +141,7 @@ class SolverXPBD(SolverBase):
             inputs=[
                 self._bodies,
                 m.gravity,
-                self._joint_slot_count,
+                self._summed_slot_count,
                 self._slot_wrench,
                 dt,
                 state_in.body_q,
@@ -172,7 +182,7 @@ class SolverXPBD(SolverBase):
                 dim=m.contact_capacity,
                 inputs=[
                     self._bodies,
-                    self._joint_slot_count,
+                    self._summed_slot_count,
                     self.rigid_contact_relaxation,
                     contacts.data(),
                     state_in.body_q,
@@ -181,11 +191,39 @@ class SolverXPBD(SolverBase):
                 outputs=[self._contact_lambda_n, self._contact_lambda_t, self._slot_delta, self._slot_weight],
                 device=self.device,
             )
-        if m.joint_count or has_contacts:
+        if m.tendon_count:
+            wp.launch(
+                cable_kernels.solve_tendons,
+                dim=m.tendon_count,
+                inputs=[
+                    self._tendons,
+                    self._bodies,
+                    2 * m.joint_count,
+                    self.joint_linear_relaxation,
+                    self.tendon_max_sweeps,
+                    self.tendon_settle_tol,
+                    dt,
+                    state_out.body_q,
+                    state_out.tendon_guide_active,
+                    state_out.tendon_segment_attachment_local_l,
+                    state_out.tendon_segment_attachment_local_r,
+                    self._tendon_l0,
+                    state_out.tendon_segment_rest_length,
+                    self.tendon_segment_lambda,
+                    self._tendon_lambda_hat,
+                    self._tendon_stiffness,
+                    self.tendon_segment_attachment_l,
+                    self.tendon_segment_attachment_r,
+                    self._tendon_ratio,
+                ],
+                outputs=[self._slot_delta],
+                device=self.device,
+            )
+        if m.joint_count or has_contacts or m.tendon_count:
             wp.launch(
                 rigid_kernels.apply_slot_pose_deltas,
                 dim=m.body_count,
-                inputs=[self._bodies, self._joint_slot_count, self._slot_delta, self._slot_weight],
+                inputs=[self._bodies, self._summed_slot_count, self._slot_delta, self._slot_weight],
                 outputs=[state_out.body_q, self._body_delta],
                 device=self.device,
             )
@@ -207,7 +245,7 @@ class SolverXPBD(SolverBase):
             dim=m.contact_capacity,
             inputs=[
                 self._bodies,
-                self._joint_slot_count,
+                self._summed_slot_count,
                 m.gravity,
                 dt,
                 contacts.data(),
@@ -223,7 +261,7 @@ class SolverXPBD(SolverBase):
         wp.launch(
             rigid_kernels.apply_slot_velocity_deltas,
             dim=m.body_count,
-            inputs=[self._bodies, self._joint_slot_count, self._slot_delta, self._slot_weight],
+            inputs=[self._bodies, self._summed_slot_count, self._slot_delta, self._slot_weight],
             outputs=[state_out.body_qd],
             device=self.device,
         )

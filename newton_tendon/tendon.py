@@ -1,0 +1,102 @@
+"""Routed cables: the guide description users pass to ``ModelBuilder.add_tendon``.
+
+A routed tendon is a massless cable through an ordered list of guides on rigid bodies. Each guide
+after the first owns the straight span that arrives at it (its ``compliance``, ``damping`` and
+``rest_length`` describe that span). See ``docs/cables.md`` for the model and the solver.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from warp_kernels import types as T
+
+
+class TendonGuideType(enum.IntEnum):
+    """How the cable interacts with a guide's body."""
+
+    ROLLER = T.GUIDE_ROLLER
+    """A circular roller: the cable wraps around it between two tangent points."""
+    ANCHOR = T.GUIDE_ANCHOR
+    """A body-local point the cable is fixed to; no material passes it."""
+    PINHOLE = T.GUIDE_PINHOLE
+    """A body-local point the cable slides through, with capstan friction over the bend angle."""
+
+
+class TendonGuideFlags(enum.IntFlag):
+    """Per-guide flags stored in ``Model.tendon_guide_flags``."""
+
+    DYNAMIC = T.GUIDE_FLAG_DYNAMIC
+    """The roller engages and releases from the route at the start of each step."""
+
+
+class AttributeFrequency(enum.IntEnum):
+    """The domain a custom attribute has one value per."""
+
+    BODY = 0
+    SHAPE = 1
+    JOINT = 2
+    TENDON = 3
+    TENDON_GUIDE = 4
+    TENDON_SEGMENT = 5
+
+
+@dataclass(frozen=True, kw_only=True)
+class TendonGuide:
+    """One guide of a routed tendon (all fields keyword-only; the object is immutable).
+
+    Args:
+        body: Body index the guide is attached to, -1 for the world.
+        guide_type: ``TendonGuideType`` (default ANCHOR).
+        radius: Roller contact radius [m] (ROLLER only, > 0).
+        orientation: Winding side of a roller, +1 (counter-clockwise about ``axis``) or -1.
+        mu: Capstan friction coefficient [-] of a PINHOLE or ROLLER (0 = free slip).
+        dynamic: The roller engages/releases automatically (internal ROLLER only).
+        offset: Guide point or roller centre in the body frame [m].
+        axis: Roller axis in the body frame (normalized at build time).
+        compliance: Compliance of the incoming span [m/N] (1/stiffness; 0 = inextensible).
+        damping: Damping of the incoming span [N s/m].
+        rest_length: Rest length of the incoming span [m]; negative = measure from the initial pose.
+        custom_attributes: Values of declared TENDON_GUIDE custom attributes, by name.
+        segment_custom_attributes: Values of declared TENDON_SEGMENT attributes for the incoming span.
+    """
+
+    body: int
+    guide_type: TendonGuideType | int = TendonGuideType.ANCHOR
+    radius: float = 0.0
+    orientation: int = 1
+    mu: float = 0.0
+    dynamic: bool = False
+    offset: tuple = (0.0, 0.0, 0.0)
+    axis: tuple = (0.0, 0.0, 1.0)
+    compliance: float = 0.0
+    damping: float = 0.0
+    rest_length: float = -1.0
+    custom_attributes: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+    segment_custom_attributes: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CustomAttribute:
+    """Declaration of a user attribute with one value per entity of ``frequency``.
+
+    Args:
+        name: Attribute name; the finalized array is ``model.custom_attributes[name]``.
+        frequency: ``AttributeFrequency`` of the values.
+        dtype: ``float`` (float32), ``int`` (int32) or ``"vec3"``.
+        default: Value of entities that do not author it.
+        references: For int attributes, the domain the values index ("body", "shape", "joint",
+            "tendon", "tendon_guide", "tendon_segment"); such values are shifted when builders are
+            merged or replicated (negative values are kept: they mean "none").
+    """
+
+    name: str
+    frequency: AttributeFrequency
+    dtype: Any = float
+    default: Any = 0
+    references: str | None = None
+
+
+__all__ = ["AttributeFrequency", "CustomAttribute", "TendonGuide", "TendonGuideFlags", "TendonGuideType"]

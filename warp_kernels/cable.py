@@ -1,0 +1,665 @@
+"""Routed cables: material bookkeeping, capstan transfer and XPBD stretch rows.
+
+One thread per tendon walks its guides in route order, so a tendon's material never needs atomics
+and every world's tendons run in the same launch.
+
+Material model
+--------------
+Each active free span ``s`` holds a material rest length ``L_s`` [m] (``State.tendon_segment_rest_length``).
+At a roller the cable also lies on the arc between two *material points* stored body-locally
+(``ml``, ``mr`` per span end, the tangent points accepted at the start of the step). During a step
+a span's effective length is
+
+    l_s = |x_r - x_l| + r_l phi(m_l -> x_l) + r_r phi(x_r -> m_r),
+
+with ``x_l, x_r`` the current attachment (tangent) points and ``phi`` the signed winding angle
+(``routing.winding_angle``). The arc terms count the cable that the tangent point has wound on or
+off since the step began, and — because ``m`` is fixed to the roller body — the cable a rotating
+roller carries with it (rolling without slip). At the start of the next step the arcs are folded
+into ``L`` (``L -= arc``) and the material points move to the new tangent points, so the total
+material ``sum L + sum r theta_material`` is conserved exactly by construction.
+
+Stretch row (unilateral, per span):  ``C_s = l_s - L_s <= c_s T_s``,  ``T_s >= 0``.
+Gradient: with ``n = (x_r - x_l)/|x_r - x_l|`` and COM arms ``a_l, a_r``,
+
+    dC/dx_r = n,  dC/dtheta_r = a_r x n,  dC/dx_l = -n,  dC/dtheta_l = -(a_l x n),
+
+exactly as if the tangent points were body-fixed: the span is perpendicular to the roller radius
+at its tangent point, so sliding the tangent point along the circle does not change ``l`` to
+first order (for in-plane routes). A span with both ends on one body has the summed gradient
+``(0, (x_r - x_l) x n) = 0``: it exerts nothing on its body.
+
+XPBD update with compliance ``alpha = c/dt^2`` and damping ``gamma = c d / dt`` (units: c [m/N],
+d [N s/m], lambda = T dt^2 [N s^2]):
+
+    lambda_hat = lambda + (C + gamma (l - l_0) - alpha lambda) / ((1 + gamma) w + alpha),
+
+``w`` the generalized inverse mass of the row and ``l_0`` the span length at the step start.
+The row applies ``max(lambda_hat, 0)`` relaxed by ``joint_linear_relaxation``.
+
+Capstan transfer between the spans ``a`` (in) and ``b`` (out) of a pinhole or roller: the
+predicted multipliers respond linearly to material, ``d lambda_hat / dL = -k`` with
+``k = 1/((1 + gamma) w + alpha)``. Material moves until ``T_tight <= exp(mu theta) T_slack``
+(``theta`` = roller wrap or pinhole bend angle); ``mu = 0`` equalizes the two tensions. Sweeps
+over a tendon's guides repeat until the largest tension change is below ``settle_tol`` of the
+largest tension, or ``max_sweeps``.
+"""
+
+import warp as wp
+
+from warp_kernels.math import point_inv_mass, world_inv_inertia
+from warp_kernels.rigid import BodyModel, is_moving_body
+from warp_kernels.routing import (
+    TendonModel,
+    bend_angle,
+    bypass_clearance,
+    guide_point,
+    is_dynamic,
+    is_roller,
+    roller_frame,
+    span_points,
+    to_local,
+    to_world,
+    transmits_material,
+    winding_angle,
+    wrap_from_angle,
+)
+
+wp.set_module_options({"enable_backward": False})
+
+REST_LENGTH_FLOOR = wp.constant(1.0e-6)
+"""Smallest free-span rest length [m] material transfer and route changes may leave."""
+DENOM_FLOOR = wp.constant(1.0e-10)
+"""Floor of a row's (1 + gamma) w + alpha, for inextensible spans between immovable ends."""
+CAPSTAN_EXPONENT_MAX = wp.constant(60.0)
+"""exp(mu theta) is capped at exp(60): beyond that the guide never slips in float32 anyway."""
+WRAP_TOLERANCE = wp.constant(1.0e-4)
+"""Angle [rad] by which a fixed roller's wrap may leave [0, pi] before it is flagged."""
+
+
+@wp.func
+def seg_index(t: int, g: int):
+    """Segment owned by guide g of tendon t (its incoming span)."""
+    return g - t - 1
+
+
+@wp.func
+def left_guide(g: int, guide_active: wp.array(dtype=wp.int32)):
+    """Left end guide of the active span arriving at guide g (skips a bypassed dynamic roller)."""
+    if guide_active[g - 1] != 0:
+        return g - 1
+    return g - 2
+
+
+@wp.func
+def out_segment(t: int, g: int, guide_active: wp.array(dtype=wp.int32)):
+    """Segment holding the active span that leaves guide g."""
+    if guide_active[g + 1] != 0:
+        return seg_index(t, g + 1)
+    return seg_index(t, g + 2)
+
+
+@wp.func
+def span_compliance(tm: TendonModel, s: int, bypass: bool):
+    """Compliance [m/N] of span s; a bypass span is the two authored spans in series."""
+    c = tm.seg_compliance[s]
+    if bypass:
+        c = c + tm.seg_compliance[s - 1]
+    return c
+
+
+@wp.func
+def span_damping(tm: TendonModel, s: int, bypass: bool):
+    """Damping [N s/m] of span s; a bypass span combines the two dampers in series."""
+    d = tm.seg_damping[s]
+    if bypass:
+        d2 = tm.seg_damping[s - 1]
+        if d > 0.0 and d2 > 0.0:
+            d = d * d2 / (d + d2)
+        else:
+            d = 0.0
+    return d
+
+
+@wp.func
+def span_length(
+    tm: TendonModel,
+    gl: int,
+    gr: int,
+    body_q: wp.array(dtype=wp.transform),
+    ml: wp.vec3,
+    mr: wp.vec3,
+):
+    """(x_l, x_r, l): attachment points [m] and effective length [m] of the span gl -> gr.
+
+    ``l = |x_r - x_l| + r_l phi(m_l -> x_l) + r_r phi(x_r -> m_r)`` with body-local material points
+    ``ml`` (on gl's body) and ``mr`` (on gr's body); see the module docstring.
+    """
+    xl, xr = span_points(tm, gl, gr, body_q)
+    length = wp.length(xr - xl)
+    if is_roller(tm, gl):
+        c, n, r, o = roller_frame(tm, gl, body_q)
+        length = length + r * winding_angle(c, n, o, to_world(tm, gl, body_q, ml), xl)
+    if is_roller(tm, gr):
+        c, n, r, o = roller_frame(tm, gr, body_q)
+        length = length + r * winding_angle(c, n, o, xr, to_world(tm, gr, body_q, mr))
+    return xl, xr, length
+
+
+@wp.func
+def span_inv_mass(
+    bodies: BodyModel, bl: int, br: int, body_q: wp.array(dtype=wp.transform), xl: wp.vec3, xr: wp.vec3, n: wp.vec3
+):
+    """Generalized inverse mass w = J M^-1 J^T [1/kg] of the stretch row (see module docstring)."""
+    w = float(0.0)
+    if bl == br:
+        if is_moving_body(bodies, br):
+            ang = wp.cross(xr - xl, n)
+            w = wp.dot(ang, world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * ang)
+        return w
+    if is_moving_body(bodies, bl):
+        com = wp.transform_point(body_q[bl], bodies.com[bl])
+        w = w + point_inv_mass(
+            bodies.inv_mass[bl], world_inv_inertia(body_q[bl], bodies.inv_inertia[bl]), xl - com, n
+        )
+    if is_moving_body(bodies, br):
+        com = wp.transform_point(body_q[br], bodies.com[br])
+        w = w + point_inv_mass(
+            bodies.inv_mass[br], world_inv_inertia(body_q[br], bodies.inv_inertia[br]), xr - com, n
+        )
+    return w
+
+
+@wp.func
+def body_pull(bodies: BodyModel, b: int, body_q: wp.array(dtype=wp.transform), x: wp.vec3, dir: wp.vec3, dlam: float):
+    """Pose delta (dx, dtheta) of body b for an impulse-like correction ``dlam`` along ``dir`` at x."""
+    if not is_moving_body(bodies, b):
+        return wp.spatial_vector()
+    com = wp.transform_point(body_q[b], bodies.com[b])
+    inv_i = world_inv_inertia(body_q[b], bodies.inv_inertia[b])
+    return wp.spatial_vector(dir * (bodies.inv_mass[b] * dlam), inv_i * wp.cross(x - com, dir) * dlam)
+
+
+@wp.func
+def tight_transfer(la: float, lb: float, ka: float, kb: float, e: float):
+    """Material [m] to move into the tight span a (la > e lb) from span b so that the clamped
+    tensions satisfy max(la - ka d, 0) = e max(lb + kb d, 0), the smallest such d >= 0."""
+    if lb >= 0.0:
+        return (la - e * lb) / (ka + e * kb)
+    da = la / ka
+    db = -lb / kb
+    if da <= db:
+        return da
+    return (la - e * lb) / (ka + e * kb)
+
+
+@wp.func
+def capstan_transfer(la: float, lb: float, ka: float, kb: float, e: float):
+    """Material [m] moved from span b into span a (negative: a into b) to enforce
+    T_tight <= e T_slack with e = exp(mu theta) on the predicted multipliers la, lb."""
+    ta = wp.max(la, 0.0)
+    tb = wp.max(lb, 0.0)
+    if ta > e * tb:
+        return tight_transfer(la, lb, ka, kb, e)
+    if tb > e * ta:
+        return -tight_transfer(lb, la, kb, ka, e)
+    return 0.0
+
+
+@wp.func
+def guide_wrap(
+    tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform), x_in: wp.vec3, p_out: wp.vec3, x_out: wp.vec3
+):
+    """Capstan angle [rad] at guide g: a roller's wrap from its incoming tangent point x_in to its
+    outgoing one p_out, or a pinhole's bend between x_in (the incoming span's far end) and x_out."""
+    if is_roller(tm, g):
+        c, n, r, o = roller_frame(tm, g, body_q)
+        return wrap_from_angle(winding_angle(c, n, o, x_in, p_out))
+    return bend_angle(x_in, guide_point(tm, g, body_q), x_out)
+
+
+# ----------------------------------------------------------------------------------------------
+# History: baseline, seeding, start-of-step folding and dynamic routing
+
+
+@wp.kernel
+def measure_baseline(
+    tm: TendonModel,
+    body_q: wp.array(dtype=wp.transform),
+    authored_rest: wp.array(dtype=float),
+    # Out:
+    baseline_rest: wp.array(dtype=float),
+    baseline_active: wp.array(dtype=wp.int32),
+):
+    """Initial activity and rest lengths at the pose ``body_q``.
+
+    A dynamic roller starts active when the straight bypass span touches it. Negative authored
+    rest lengths are measured as the free-span length; a bypassed roller's two spans merge into
+    the outgoing segment (authored lengths add; a measured one is replaced by the bypass length).
+    """
+    t = wp.tid()
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    for g in range(g0, g1):
+        baseline_active[g] = 1
+    for g in range(g0 + 1, g1 - 1):
+        if is_dynamic(tm, g):
+            xl, xr = span_points(tm, g - 1, g + 1, body_q)
+            clear, between = bypass_clearance(tm, g, xl, xr, body_q)
+            r = tm.guide_radius[g]
+            if not (between and clear < r and clear > -r):
+                baseline_active[g] = 0
+    for g in range(g0 + 1, g1):
+        s = seg_index(t, g)
+        if baseline_active[g] == 0:
+            baseline_rest[s] = 0.0
+            continue
+        gl = left_guide(g, baseline_active)
+        xl, xr = span_points(tm, gl, g, body_q)
+        measured = wp.length(xr - xl)
+        rest = authored_rest[s]
+        if gl != g - 1:
+            if rest >= 0.0 and authored_rest[s - 1] >= 0.0:
+                rest = rest + authored_rest[s - 1]
+            else:
+                rest = -1.0
+        if rest < 0.0:
+            rest = measured
+        baseline_rest[s] = rest
+
+
+@wp.func
+def seed_tendon(
+    tm: TendonModel,
+    t: int,
+    body_q: wp.array(dtype=wp.transform),
+    baseline_rest: wp.array(dtype=float),
+    baseline_active: wp.array(dtype=wp.int32),
+    rest: wp.array(dtype=float),
+    active: wp.array(dtype=wp.int32),
+    ml: wp.array(dtype=wp.vec3),
+    mr: wp.array(dtype=wp.vec3),
+):
+    """Initialize a tendon's history from the baseline: material points at the current tangent points."""
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    for g in range(g0, g1):
+        active[g] = baseline_active[g]
+    for g in range(g0 + 1, g1):
+        s = seg_index(t, g)
+        rest[s] = baseline_rest[s]
+        ml[s] = wp.vec3()
+        mr[s] = wp.vec3()
+        if active[g] != 0:
+            gl = left_guide(g, active)
+            xl, xr = span_points(tm, gl, g, body_q)
+            ml[s] = to_local(tm, gl, body_q, xl)
+            mr[s] = to_local(tm, g, body_q, xr)
+
+
+@wp.kernel
+def reset_tendons(
+    tm: TendonModel,
+    world_mask: wp.array(dtype=wp.int32),
+    body_q: wp.array(dtype=wp.transform),
+    baseline_rest: wp.array(dtype=float),
+    baseline_active: wp.array(dtype=wp.int32),
+    # State (in place):
+    rest: wp.array(dtype=float),
+    active: wp.array(dtype=wp.int32),
+    ml: wp.array(dtype=wp.vec3),
+    mr: wp.array(dtype=wp.vec3),
+    seeded: wp.array(dtype=wp.int32),
+):
+    """Restore the baseline material of the selected worlds' tendons, re-seeded at ``body_q``."""
+    t = wp.tid()
+    w = tm.world[t]
+    if w >= 0 and world_mask[w] == 0:
+        return
+    seed_tendon(tm, t, body_q, baseline_rest, baseline_active, rest, active, ml, mr)
+    seeded[t] = 1
+
+
+@wp.kernel
+def begin_step(
+    tm: TendonModel,
+    activation_tol: float,
+    body_q: wp.array(dtype=wp.transform),
+    baseline_rest: wp.array(dtype=float),
+    baseline_active: wp.array(dtype=wp.int32),
+    # State in:
+    rest_in: wp.array(dtype=float),
+    active_in: wp.array(dtype=wp.int32),
+    ml_in: wp.array(dtype=wp.vec3),
+    mr_in: wp.array(dtype=wp.vec3),
+    seeded_in: wp.array(dtype=wp.int32),
+    # State out:
+    rest: wp.array(dtype=float),
+    active: wp.array(dtype=wp.int32),
+    ml: wp.array(dtype=wp.vec3),
+    mr: wp.array(dtype=wp.vec3),
+    seeded: wp.array(dtype=wp.int32),
+    # Solver workspace out:
+    l0: wp.array(dtype=float),
+    wrap_error: wp.array(dtype=wp.int32),
+):
+    """Accept the pose ``body_q`` (the step's input state): fold wound arcs into the spans, move the
+    material points to the current tangent points, engage or release dynamic rollers, and record
+    each span's starting length for damping. Reads ``*_in`` history, writes the output state's."""
+    t = wp.tid()
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    seeded[t] = 1
+    if seeded_in[t] == 0:
+        seed_tendon(tm, t, body_q, baseline_rest, baseline_active, rest, active, ml, mr)
+    else:
+        for g in range(g0, g1):
+            active[g] = active_in[g]
+        for g in range(g0 + 1, g1):
+            s = seg_index(t, g)
+            rest[s] = rest_in[s]
+            ml[s] = ml_in[s]
+            mr[s] = mr_in[s]
+            if active[g] == 0:
+                continue
+            gl = left_guide(g, active)
+            xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
+            folded = wp.length(xr - xl)
+            rest[s] = wp.max(rest[s] - (length - folded), REST_LENGTH_FLOOR)
+            ml[s] = to_local(tm, gl, body_q, xl)
+            mr[s] = to_local(tm, g, body_q, xr)
+
+        # Dynamic rollers (never adjacent, never first or last).
+        for g in range(g0 + 1, g1 - 1):
+            if not is_dynamic(tm, g):
+                continue
+            r = tm.guide_radius[g]
+            s_in = seg_index(t, g)
+            s_out = seg_index(t, g + 1)
+            xl, xr = span_points(tm, g - 1, g + 1, body_q)
+            clear, between = bypass_clearance(tm, g, xl, xr, body_q)
+            if active[g] != 0:
+                if clear > r * (1.0 + activation_tol):
+                    # Release: the arc's material joins the merged span (exact conservation).
+                    c, n, rr, o = roller_frame(tm, g, body_q)
+                    theta = wrap_from_angle(
+                        winding_angle(c, n, o, to_world(tm, g, body_q, mr[s_in]), to_world(tm, g, body_q, ml[s_out]))
+                    )
+                    merged = rest[s_in] + r * theta + rest[s_out]
+                    rest[s_out] = wp.max(merged, REST_LENGTH_FLOOR)
+                    ml[s_out] = ml[s_in]
+                    rest[s_in] = 0.0
+                    ml[s_in] = wp.vec3()
+                    mr[s_in] = wp.vec3()
+                    active[g] = 0
+            elif between and clear < r * (1.0 - activation_tol) and clear > -r:
+                # Engage: split the bypass material into arc + two spans of equal strain.
+                xa, t_in = span_points(tm, g - 1, g, body_q)
+                t_out, xb = span_points(tm, g, g + 1, body_q)
+                c, n, rr, o = roller_frame(tm, g, body_q)
+                theta = wp.max(wrap_from_angle(winding_angle(c, n, o, t_in, t_out)), 0.0)
+                free_in = wp.length(t_in - xa)
+                free_out = wp.length(xb - t_out)
+                eff_in = free_in
+                eff_out = free_out
+                if is_roller(tm, g - 1):
+                    c1, n1, r1, o1 = roller_frame(tm, g - 1, body_q)
+                    eff_in = eff_in + r1 * winding_angle(c1, n1, o1, to_world(tm, g - 1, body_q, ml[s_out]), xa)
+                if is_roller(tm, g + 1):
+                    c2, n2, r2, o2 = roller_frame(tm, g + 1, body_q)
+                    eff_out = eff_out + r2 * winding_angle(c2, n2, o2, xb, to_world(tm, g + 1, body_q, mr[s_out]))
+                avail = rest[s_out] - r * theta
+                share = float(0.5)
+                if eff_in + eff_out > 1.0e-12:
+                    share = eff_in / (eff_in + eff_out)
+                rest[s_in] = wp.max(avail * share, REST_LENGTH_FLOOR)
+                rest[s_out] = wp.max(avail - avail * share, REST_LENGTH_FLOOR)
+                ml[s_in] = ml[s_out]
+                mr[s_in] = to_local(tm, g, body_q, t_in)
+                ml[s_out] = to_local(tm, g, body_q, t_out)
+                active[g] = 1
+
+    # Starting lengths (damping) and the wrap diagnostic of fixed rollers.
+    for g in range(g0 + 1, g1):
+        s = seg_index(t, g)
+        l0[s] = 0.0
+        if active[g] != 0:
+            gl = left_guide(g, active)
+            xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
+            l0[s] = length
+    for g in range(g0, g1):
+        wrap_error[g] = 0
+    for g in range(g0 + 1, g1 - 1):
+        if is_roller(tm, g) and active[g] != 0 and not is_dynamic(tm, g):
+            s_in = seg_index(t, g)
+            s_out = out_segment(t, g, active)
+            c, n, r, o = roller_frame(tm, g, body_q)
+            theta = wrap_from_angle(
+                winding_angle(c, n, o, to_world(tm, g, body_q, mr[s_in]), to_world(tm, g, body_q, ml[s_out]))
+            )
+            if theta < -WRAP_TOLERANCE or theta > wp.pi + WRAP_TOLERANCE:
+                wrap_error[g] = 1
+
+
+# ----------------------------------------------------------------------------------------------
+# Per-iteration solve
+
+
+@wp.kernel
+def solve_tendons(
+    tm: TendonModel,
+    bodies: BodyModel,
+    slot_base: int,
+    relaxation: float,
+    max_sweeps: int,
+    settle_tol: float,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    active: wp.array(dtype=wp.int32),
+    ml: wp.array(dtype=wp.vec3),
+    mr: wp.array(dtype=wp.vec3),
+    l0: wp.array(dtype=float),
+    # In/out:
+    rest: wp.array(dtype=float),
+    lam: wp.array(dtype=float),
+    # Workspace:
+    lam_hat: wp.array(dtype=float),
+    stiff: wp.array(dtype=float),
+    xl_buf: wp.array(dtype=wp.vec3),
+    xr_buf: wp.array(dtype=wp.vec3),
+    ratio: wp.array(dtype=float),
+    # Out:
+    slot_delta: wp.array(dtype=wp.spatial_vector),
+):
+    """One XPBD pass over a tendon: predict every span's multiplier, relax material across pinholes
+    and rollers under the capstan bound, then apply the stretch rows (see module docstring).
+    Guide g writes its incoming-span correction to slot ``slot_base + 2 g`` and its outgoing-span
+    correction to ``slot_base + 2 g + 1``."""
+    t = wp.tid()
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    dt2 = dt * dt
+
+    # 1. Geometry and predicted multipliers.
+    for g in range(g0 + 1, g1):
+        s = seg_index(t, g)
+        if active[g] == 0:
+            continue
+        gl = left_guide(g, active)
+        bypass = gl != g - 1
+        xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
+        d = xr - xl
+        dl = wp.length(d)
+        n = wp.vec3()
+        if dl > 1.0e-9:
+            n = d / dl
+        w = span_inv_mass(bodies, tm.guide_body[gl], tm.guide_body[g], body_q, xl, xr, n)
+        comp = span_compliance(tm, s, bypass)
+        alpha = comp / dt2
+        gamma = comp * span_damping(tm, s, bypass) / dt
+        denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
+        cval = length - rest[s]
+        lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
+        stiff[s] = 1.0 / denom
+        xl_buf[s] = xl
+        xr_buf[s] = xr
+
+    # 2. Capstan ratio exp(mu theta) per transmitting guide.
+    for g in range(g0 + 1, g1 - 1):
+        ratio[g] = 1.0
+        if active[g] != 0 and transmits_material(tm, g):
+            s_in = seg_index(t, g)
+            s_out = out_segment(t, g, active)
+            x_in = xl_buf[s_in]
+            if is_roller(tm, g):
+                x_in = xr_buf[s_in]
+            theta = guide_wrap(tm, g, body_q, x_in, xl_buf[s_out], xr_buf[s_out])
+            ratio[g] = wp.exp(wp.min(tm.guide_mu[g] * wp.max(theta, 0.0), CAPSTAN_EXPONENT_MAX))
+
+    # 3. Material sweeps (Gauss-Seidel along the route).
+    for _sweep in range(max_sweeps):
+        change = float(0.0)
+        scale = float(0.0)
+        for g in range(g0 + 1, g1 - 1):
+            if active[g] == 0 or not transmits_material(tm, g):
+                continue
+            a = seg_index(t, g)
+            b = out_segment(t, g, active)
+            delta = capstan_transfer(lam_hat[a], lam_hat[b], stiff[a], stiff[b], ratio[g])
+            delta = wp.min(delta, rest[b] - REST_LENGTH_FLOOR)
+            delta = wp.max(delta, REST_LENGTH_FLOOR - rest[a])
+            if delta != 0.0:
+                rest[a] = rest[a] + delta
+                rest[b] = rest[b] - delta
+                lam_hat[a] = lam_hat[a] - stiff[a] * delta
+                lam_hat[b] = lam_hat[b] + stiff[b] * delta
+                change = wp.max(change, wp.abs(stiff[a] * delta))
+                change = wp.max(change, wp.abs(stiff[b] * delta))
+            scale = wp.max(scale, wp.max(lam_hat[a], lam_hat[b]))
+        if change <= settle_tol * scale:
+            break
+
+    # 4. Apply the stretch rows.
+    for g in range(g0, g1):
+        slot_delta[slot_base + 2 * g] = wp.spatial_vector()
+        slot_delta[slot_base + 2 * g + 1] = wp.spatial_vector()
+    for g in range(g0 + 1, g1):
+        s = seg_index(t, g)
+        if active[g] == 0:
+            continue
+        gl = left_guide(g, active)
+        dlam = relaxation * (wp.max(lam_hat[s], 0.0) - lam[s])
+        lam[s] = lam[s] + dlam
+        xl = xl_buf[s]
+        xr = xr_buf[s]
+        d = xr - xl
+        dl = wp.length(d)
+        if dl <= 1.0e-9:
+            continue
+        n = d / dl
+        bl = tm.guide_body[gl]
+        br = tm.guide_body[g]
+        if bl == br:
+            # Both ends on one body: the two pulls cancel; only the (zero) net moment is applied.
+            if is_moving_body(bodies, br):
+                inv_i = world_inv_inertia(body_q[br], bodies.inv_inertia[br])
+                dtheta = inv_i * wp.cross(xr - xl, n) * (-dlam)
+                slot_delta[slot_base + 2 * g] = slot_delta[slot_base + 2 * g] + wp.spatial_vector(
+                    wp.vec3(), dtheta
+                )
+            continue
+        slot_delta[slot_base + 2 * gl + 1] = slot_delta[slot_base + 2 * gl + 1] + body_pull(
+            bodies, bl, body_q, xl, n, dlam
+        )
+        slot_delta[slot_base + 2 * g] = slot_delta[slot_base + 2 * g] + body_pull(bodies, br, body_q, xr, -n, dlam)
+
+
+# ----------------------------------------------------------------------------------------------
+# Diagnostics
+
+
+@wp.kernel
+def tendon_diagnostics(
+    tm: TendonModel,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    rest: wp.array(dtype=float),
+    active: wp.array(dtype=wp.int32),
+    ml: wp.array(dtype=wp.vec3),
+    mr: wp.array(dtype=wp.vec3),
+    l0: wp.array(dtype=float),
+    lam: wp.array(dtype=float),
+    # Out:
+    material_tension: wp.array(dtype=float),
+    damping_tension: wp.array(dtype=float),
+    seg_active: wp.array(dtype=wp.int32),
+    seg_compliance: wp.array(dtype=float),
+    guide_l: wp.array(dtype=wp.int32),
+    guide_r: wp.array(dtype=wp.int32),
+    attach_l: wp.array(dtype=wp.vec3),
+    attach_r: wp.array(dtype=wp.vec3),
+    guide_active: wp.array(dtype=wp.int32),
+    guide_wrap_angle: wp.array(dtype=float),
+    total_cable: wp.array(dtype=float),
+    total_length: wp.array(dtype=float),
+):
+    """Tensions, span endpoints, wraps and cable totals at the step's final pose.
+
+    Material tension: ``(l - L)/c`` for a compliant span, ``lambda/dt^2`` for an inextensible one.
+    Damping tension: ``d (l - l_0)/dt`` (compliant spans only). ``total_cable`` is the material
+    ``sum L + sum r theta(m_in -> m_out)``; ``total_length`` the geometric ``sum |x_r - x_l| + sum r theta``.
+    """
+    t = wp.tid()
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    cable = float(0.0)
+    geometric = float(0.0)
+    for g in range(g0, g1):
+        guide_active[g] = active[g]
+        guide_wrap_angle[g] = 0.0
+    for g in range(g0 + 1, g1):
+        s = seg_index(t, g)
+        material_tension[s] = 0.0
+        damping_tension[s] = 0.0
+        seg_active[s] = active[g]
+        guide_l[s] = -1
+        guide_r[s] = -1
+        attach_l[s] = wp.vec3()
+        attach_r[s] = wp.vec3()
+        seg_compliance[s] = 0.0
+        if active[g] == 0:
+            continue
+        gl = left_guide(g, active)
+        bypass = gl != g - 1
+        xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
+        comp = span_compliance(tm, s, bypass)
+        seg_compliance[s] = comp
+        if comp > 0.0:
+            material_tension[s] = (length - rest[s]) / comp
+            damping_tension[s] = span_damping(tm, s, bypass) * (length - l0[s]) / dt
+        else:
+            material_tension[s] = lam[s] / (dt * dt)
+        guide_l[s] = gl
+        guide_r[s] = g
+        attach_l[s] = xl
+        attach_r[s] = xr
+        cable = cable + rest[s]
+        geometric = geometric + wp.length(xr - xl)
+    for g in range(g0 + 1, g1 - 1):
+        if active[g] != 0 and is_roller(tm, g):
+            s_in = seg_index(t, g)
+            s_out = out_segment(t, g, active)
+            c, n, r, o = roller_frame(tm, g, body_q)
+            theta_m = wrap_from_angle(
+                winding_angle(c, n, o, to_world(tm, g, body_q, mr[s_in]), to_world(tm, g, body_q, ml[s_out]))
+            )
+            theta = wrap_from_angle(winding_angle(c, n, o, attach_r[s_in], attach_l[s_out]))
+            guide_wrap_angle[g] = theta
+            cable = cable + r * theta_m
+            geometric = geometric + r * theta
+        elif active[g] != 0 and transmits_material(tm, g):
+            s_in = seg_index(t, g)
+            s_out = out_segment(t, g, active)
+            guide_wrap_angle[g] = bend_angle(attach_l[s_in], guide_point(tm, g, body_q), attach_r[s_out])
+    total_cable[t] = cable
+    total_length[t] = geometric

@@ -1,0 +1,235 @@
+"""Route geometry of routed cables: guide points, roller tangent points, wrap and bend angles.
+
+A tendon is an ordered list of guides. Between two consecutive *active* guides lies a straight
+free span. Its two end points (the *attachment points*) are
+
+* the guide point ``body_q[b] * offset`` for an ANCHOR or a PINHOLE,
+* a tangent point on the roller circle for a ROLLER (centre ``body_q[b] * offset``, unit axis
+  ``n = rot(body_q[b]) * axis``, radius ``r``, winding side ``o = +-1``).
+
+Roller convention: with ``o = +1`` the cable winds counter-clockwise about ``n`` (right-handed)
+when the route is traversed from its first guide to its last; ``o = -1`` winds clockwise. In the
+roller plane, with ``e1`` the unit direction from the centre to the (projected) far point ``x`` at
+distance ``D`` and ``e2 = n x e1``, the tangent point is
+
+    t = c + r (cos(a) e1 + s sin(a) e2),   cos(a) = r / D,
+
+with ``s = +o`` for the span arriving at the roller and ``s = -o`` for the span leaving it. This is
+the point where the span direction is perpendicular to the radius and runs along the winding
+direction (derivation in ``docs/cables.md``). A far point inside the circle (``D <= r``) gives the
+radially nearest circle point (``a = 0``), so degenerate routes never produce NaN.
+
+Reference: Mueller, Chentanez, Jeschke, Macklin, "Cable Joints", SCA 2018 (route geometry).
+"""
+
+import warp as wp
+
+from warp_kernels.types import GUIDE_ANCHOR, GUIDE_FLAG_DYNAMIC, GUIDE_PINHOLE, GUIDE_ROLLER
+
+wp.set_module_options({"enable_backward": False})
+
+ROLLER_PAIR_ITERATIONS = wp.constant(16)
+"""Fixed-point passes for a span between two rollers (each pass re-aims one tangent at the other)."""
+
+
+@wp.struct
+class TendonModel:
+    """Per-tendon, per-guide and per-segment constants of routed cables.
+
+    Tendon ``t`` owns guides ``start[t] .. start[t+1]``; guide ``g > start[t]`` owns segment
+    ``g - t - 1`` (its incoming span).
+    """
+
+    start: wp.array(dtype=wp.int32)
+    world: wp.array(dtype=wp.int32)
+    guide_body: wp.array(dtype=wp.int32)
+    guide_type: wp.array(dtype=wp.int32)
+    guide_flags: wp.array(dtype=wp.int32)
+    guide_offset: wp.array(dtype=wp.vec3)
+    guide_axis: wp.array(dtype=wp.vec3)
+    guide_radius: wp.array(dtype=float)
+    guide_orientation: wp.array(dtype=wp.int32)
+    guide_mu: wp.array(dtype=float)
+    seg_compliance: wp.array(dtype=float)
+    seg_damping: wp.array(dtype=float)
+
+
+@wp.func
+def is_roller(tm: TendonModel, g: int):
+    return tm.guide_type[g] == GUIDE_ROLLER
+
+
+@wp.func
+def is_dynamic(tm: TendonModel, g: int):
+    return (tm.guide_flags[g] & GUIDE_FLAG_DYNAMIC) != 0
+
+
+@wp.func
+def transmits_material(tm: TendonModel, g: int):
+    """Pinholes and rollers let material pass between their two spans; anchors do not."""
+    return tm.guide_type[g] == GUIDE_PINHOLE or tm.guide_type[g] == GUIDE_ROLLER
+
+
+@wp.func
+def is_anchor(tm: TendonModel, g: int):
+    return tm.guide_type[g] == GUIDE_ANCHOR
+
+
+@wp.func
+def guide_pose(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform)):
+    """World pose of the guide's body (identity for the world, body -1)."""
+    b = tm.guide_body[g]
+    if b < 0:
+        return wp.transform_identity()
+    return body_q[b]
+
+
+@wp.func
+def guide_point(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform)):
+    """World position [m] of the guide point (roller centre for a ROLLER)."""
+    return wp.transform_point(guide_pose(tm, g, body_q), tm.guide_offset[g])
+
+
+@wp.func
+def guide_axis(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform)):
+    """World unit axis of a roller."""
+    return wp.normalize(wp.transform_vector(guide_pose(tm, g, body_q), tm.guide_axis[g]))
+
+
+@wp.func
+def to_local(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform), x: wp.vec3):
+    """World point ``x`` expressed in the frame of guide g's body."""
+    return wp.transform_point(wp.transform_inverse(guide_pose(tm, g, body_q)), x)
+
+
+@wp.func
+def to_world(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform), x_local: wp.vec3):
+    return wp.transform_point(guide_pose(tm, g, body_q), x_local)
+
+
+@wp.func
+def any_perpendicular(n: wp.vec3):
+    """A unit vector perpendicular to the unit vector n."""
+    a = wp.vec3(1.0, 0.0, 0.0)
+    if wp.abs(n[0]) > 0.9:
+        a = wp.vec3(0.0, 1.0, 0.0)
+    return wp.normalize(wp.cross(n, a))
+
+
+@wp.func
+def roller_tangent(c: wp.vec3, n: wp.vec3, r: float, side: float, x: wp.vec3):
+    """Tangent point [m] on the circle (c, n, r) of the span towards the far point x.
+
+    ``side = +o`` for the span arriving at the roller, ``-o`` for the span leaving it. Let
+    ``d = (x - c) - ((x - c).n) n`` be the in-plane offset, ``D = |d|``, ``e1 = d / D``,
+    ``e2 = n x e1``; then ``t = c + r (cos a e1 + side sin a e2)`` with ``cos a = r / D``, so that
+    ``(t - c).(x - t) = 0`` (span perpendicular to the radius). ``D <= r`` gives ``a = 0``.
+    """
+    d = x - c
+    d = d - wp.dot(d, n) * n
+    dist = wp.length(d)
+    e1 = wp.vec3()
+    if dist > 1.0e-9:
+        e1 = d / dist
+    else:
+        e1 = any_perpendicular(n)
+    e2 = wp.cross(n, e1)
+    cos_a = float(1.0)
+    if dist > r:
+        cos_a = r / dist
+    sin_a = wp.sqrt(wp.max(1.0 - cos_a * cos_a, 0.0))
+    return c + r * (cos_a * e1 + side * sin_a * e2)
+
+
+@wp.func
+def winding_angle(c: wp.vec3, n: wp.vec3, o: float, a: wp.vec3, b: wp.vec3):
+    """Signed angle [rad] from point a to point b about the roller axis, positive along the winding
+    direction ``o n``, in (-pi, pi]. Points are projected onto the roller plane first."""
+    da = a - c
+    db = b - c
+    da = da - wp.dot(da, n) * n
+    db = db - wp.dot(db, n) * n
+    return wp.atan2(o * wp.dot(n, wp.cross(da, db)), wp.dot(da, db))
+
+
+@wp.func
+def wrap_from_angle(theta: float):
+    """Map an angle from ``winding_angle`` onto [-pi/2, 3pi/2): a wrap just beyond pi stays near pi."""
+    if theta < -0.5 * wp.pi:
+        return theta + 2.0 * wp.pi
+    return theta
+
+
+@wp.func
+def roller_frame(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform)):
+    """(centre, unit axis, radius, orientation) of roller g in world."""
+    return guide_point(tm, g, body_q), guide_axis(tm, g, body_q), tm.guide_radius[g], float(tm.guide_orientation[g])
+
+
+@wp.func
+def span_points(tm: TendonModel, gl: int, gr: int, body_q: wp.array(dtype=wp.transform)):
+    """World attachment points (x_l, x_r) [m] of the free span from guide gl to guide gr.
+
+    Point guides use their guide point. A roller end uses its tangent point towards the other end;
+    between two rollers the two tangents are found by ``ROLLER_PAIR_ITERATIONS`` alternating
+    passes starting from the right roller's centre (each pass contracts the error by roughly r/D).
+    """
+    xl = guide_point(tm, gl, body_q)
+    xr = guide_point(tm, gr, body_q)
+    rl = is_roller(tm, gl)
+    rr = is_roller(tm, gr)
+    if rl and rr:
+        cl, nl, radl, ol = roller_frame(tm, gl, body_q)
+        cr, nr, radr, orr = roller_frame(tm, gr, body_q)
+        tl = roller_tangent(cl, nl, radl, -ol, cr)
+        tr = roller_tangent(cr, nr, radr, orr, tl)
+        for _k in range(ROLLER_PAIR_ITERATIONS):
+            tl = roller_tangent(cl, nl, radl, -ol, tr)
+            tr = roller_tangent(cr, nr, radr, orr, tl)
+        return tl, tr
+    if rl:
+        cl, nl, radl, ol = roller_frame(tm, gl, body_q)
+        return roller_tangent(cl, nl, radl, -ol, xr), xr
+    if rr:
+        cr, nr, radr, orr = roller_frame(tm, gr, body_q)
+        return xl, roller_tangent(cr, nr, radr, orr, xl)
+    return xl, xr
+
+
+@wp.func
+def bend_angle(a: wp.vec3, p: wp.vec3, b: wp.vec3):
+    """Angle [rad] between the incoming direction (p - a) and the outgoing direction (b - p), in [0, pi].
+
+    Zero for a straight pass. Degenerate (zero-length) spans give 0.
+    """
+    u = p - a
+    v = b - p
+    lu = wp.length(u)
+    lv = wp.length(v)
+    if lu < 1.0e-12 or lv < 1.0e-12:
+        return 0.0
+    return wp.atan2(wp.length(wp.cross(u, v)), wp.dot(u, v))
+
+
+@wp.func
+def bypass_clearance(tm: TendonModel, g: int, xl: wp.vec3, xr: wp.vec3, body_q: wp.array(dtype=wp.transform)):
+    """Signed clearance [m] of roller g from the straight bypass span xl -> xr, and whether the
+    roller centre projects between the span ends.
+
+    In the roller plane the clearance is ``o (n x d).(c - xl)`` with ``d`` the unit span direction:
+    the distance of the centre from the span on the side the cable must wind around. The roller
+    touches the span when the clearance drops below its radius.
+    """
+    c, n, r, o = roller_frame(tm, g, body_q)
+    a = xl - c
+    b = xr - c
+    a = a - wp.dot(a, n) * n
+    b = b - wp.dot(b, n) * n
+    d = b - a
+    length = wp.length(d)
+    if length < 1.0e-12:
+        return r * 2.0, False
+    d = d / length
+    s = o * wp.dot(wp.cross(n, d), -a)
+    u = wp.dot(-a, d) / length
+    return s, u > 0.0 and u < 1.0
