@@ -14,7 +14,6 @@ import numpy as np
 from warp_kernels import types as T
 
 from . import _hostmath as hm
-from .tendon import AttributeFrequency, CustomAttribute, TendonGuide, TendonGuideType
 from .inertia import (
     box_mass_properties,
     capsule_mass_properties,
@@ -23,6 +22,7 @@ from .inertia import (
     quat_to_matrix,
     sphere_mass_properties,
 )
+from .tendon import AttributeFrequency, CustomAttribute, TendonGuide, TendonGuideType
 
 _AXES = {"X": 0, "Y": 1, "Z": 2}
 _INF = float("inf")

@@ -42,7 +42,10 @@ predicted multipliers respond linearly to material, ``d lambda_hat / dL = -k`` w
 ``k = 1/((1 + gamma) w + alpha)``. Material moves until ``T_tight <= exp(mu theta) T_slack``
 (``theta`` = roller wrap or pinhole bend angle); ``mu = 0`` equalizes the two tensions. Sweeps
 over a tendon's guides repeat until the largest tension change is below ``settle_tol`` of the
-largest tension, or ``max_sweeps``.
+largest tension, or ``max_sweeps``. Spans joined by frictionless guides (``exp(mu theta) = 1``) form
+a *run* that is solved exactly in one pass (one common tension), so material flows freely even
+through an inextensible span between immovable guides; the sweeps then only handle guides with
+friction, moving material between whole runs.
 """
 
 import warp as wp
@@ -71,6 +74,8 @@ REST_LENGTH_FLOOR = wp.constant(1.0e-6)
 """Smallest free-span rest length [m] material transfer and route changes may leave."""
 DENOM_FLOOR = wp.constant(1.0e-10)
 """Floor of a row's (1 + gamma) w + alpha, for inextensible spans between immovable ends."""
+RIGID_FLEX = wp.constant(1.0e-8)
+"""A run whose summed 1/k is below this is rigid: it passes material through without stretching."""
 CAPSTAN_EXPONENT_MAX = wp.constant(60.0)
 """exp(mu theta) is capped at exp(60): beyond that the guide never slips in float32 anyway."""
 WRAP_TOLERANCE = wp.constant(1.0e-4)
@@ -159,14 +164,10 @@ def span_inv_mass(
         return w
     if is_moving_body(bodies, bl):
         com = wp.transform_point(body_q[bl], bodies.com[bl])
-        w = w + point_inv_mass(
-            bodies.inv_mass[bl], world_inv_inertia(body_q[bl], bodies.inv_inertia[bl]), xl - com, n
-        )
+        w = w + point_inv_mass(bodies.inv_mass[bl], world_inv_inertia(body_q[bl], bodies.inv_inertia[bl]), xl - com, n)
     if is_moving_body(bodies, br):
         com = wp.transform_point(body_q[br], bodies.com[br])
-        w = w + point_inv_mass(
-            bodies.inv_mass[br], world_inv_inertia(body_q[br], bodies.inv_inertia[br]), xr - com, n
-        )
+        w = w + point_inv_mass(bodies.inv_mass[br], world_inv_inertia(body_q[br], bodies.inv_inertia[br]), xr - com, n)
     return w
 
 
@@ -178,6 +179,14 @@ def body_pull(bodies: BodyModel, b: int, body_q: wp.array(dtype=wp.transform), x
     com = wp.transform_point(body_q[b], bodies.com[b])
     inv_i = world_inv_inertia(body_q[b], bodies.inv_inertia[b])
     return wp.spatial_vector(dir * (bodies.inv_mass[b] * dlam), inv_i * wp.cross(x - com, dir) * dlam)
+
+
+@wp.func
+def frictional_guide(tm: TendonModel, g: int, active: wp.array(dtype=wp.int32), ratio: wp.array(dtype=float)):
+    """An active pinhole or roller whose capstan ratio exceeds 1 (it separates two runs)."""
+    if active[g] == 0 or not transmits_material(tm, g):
+        return False
+    return ratio[g] > 1.0
 
 
 @wp.func
@@ -392,7 +401,7 @@ def begin_step(
                     ml[s_in] = wp.vec3()
                     mr[s_in] = wp.vec3()
                     active[g] = 0
-            elif between and clear < r * (1.0 - activation_tol) and clear > -r:
+            elif between and clear < r * (1.0 - activation_tol) and clear > 0.0:
                 # Engage: split the bypass material into arc + two spans of equal strain.
                 xa, t_in = span_points(tm, g - 1, g, body_q)
                 t_out, xb = span_points(tm, g, g + 1, body_q)
@@ -468,6 +477,11 @@ def solve_tendons(
     xl_buf: wp.array(dtype=wp.vec3),
     xr_buf: wp.array(dtype=wp.vec3),
     ratio: wp.array(dtype=float),
+    run_first: wp.array(dtype=wp.int32),
+    run_flex: wp.array(dtype=float),
+    run_num: wp.array(dtype=float),
+    run_begin: wp.array(dtype=wp.int32),
+    run_end: wp.array(dtype=wp.int32),
     # Out:
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
@@ -516,26 +530,91 @@ def solve_tendons(
             theta = guide_wrap(tm, g, body_q, x_in, xl_buf[s_out], xr_buf[s_out])
             ratio[g] = wp.exp(wp.min(tm.guide_mu[g] * wp.max(theta, 0.0), CAPSTAN_EXPONENT_MAX))
 
-    # 3. Material sweeps (Gauss-Seidel along the route).
+    # 3a. Frictionless runs: spans joined by guides with exp(mu theta) = 1 share one tension,
+    #     T = sum(lam_hat/k) / sum(1/k); each span's material changes by (lam_hat - T)/k (sum 0).
+    #     An inextensible span between immovable ends (k huge) passes material through unchanged.
+    for g in range(g0 + 1, g1):
+        if active[g] == 0:
+            continue
+        s = seg_index(t, g)
+        gl = left_guide(g, active)
+        first = s
+        if gl > g0 and transmits_material(tm, gl) and ratio[gl] <= 1.0:
+            first = run_first[seg_index(t, gl)]
+        else:
+            run_flex[s] = 0.0
+            run_num[s] = 0.0
+        run_first[s] = first
+        if first == s:
+            run_begin[s] = gl
+        run_end[first] = g
+        run_flex[first] = run_flex[first] + 1.0 / stiff[s]
+        run_num[first] = run_num[first] + lam_hat[s] / stiff[s]
+    for g in range(g0 + 1, g1):
+        if active[g] == 0:
+            continue
+        s = seg_index(t, g)
+        first = run_first[s]
+        tension = run_num[first] / run_flex[first]
+        dl = wp.max((lam_hat[s] - tension) / stiff[s], REST_LENGTH_FLOOR - rest[s])
+        rest[s] = rest[s] + dl
+        lam_hat[s] = lam_hat[s] - stiff[s] * dl
+
+    # 3b. Frictional guides: sweeps move material between the runs on either side until
+    #     T_tight <= exp(mu theta) T_slack; a run takes material in proportion to its members' 1/k,
+    #     so its members keep one tension. A rigid run (inextensible spans between immovable
+    #     guides) passes material straight through: the runs on both sides of it exchange material
+    #     across the product of the ratios, and its tension follows the slipping side.
     for _sweep in range(max_sweeps):
         change = float(0.0)
         scale = float(0.0)
         for g in range(g0 + 1, g1 - 1):
-            if active[g] == 0 or not transmits_material(tm, g):
+            if not frictional_guide(tm, g, active, ratio):
                 continue
             a = seg_index(t, g)
-            b = out_segment(t, g, active)
-            delta = capstan_transfer(lam_hat[a], lam_hat[b], stiff[a], stiff[b], ratio[g])
-            delta = wp.min(delta, rest[b] - REST_LENGTH_FLOOR)
-            delta = wp.max(delta, REST_LENGTH_FLOOR - rest[a])
+            fa = run_first[a]
+            if run_flex[fa] <= RIGID_FLEX and run_begin[fa] > g0 and transmits_material(tm, run_begin[fa]):
+                continue  # an intermediate rigid run: handled from the run on its left
+            # Walk right over rigid runs, multiplying the capstan ratios.
+            e_total = ratio[g]
+            fb = run_first[out_segment(t, g, active)]
+            while run_flex[fb] <= RIGID_FLEX and frictional_guide(tm, run_end[fb], active, ratio):
+                e_total = e_total * ratio[run_end[fb]]
+                fb = run_first[out_segment(t, run_end[fb], active)]
+            lam_a = lam_hat[a]
+            lam_b = lam_hat[fb]
+            delta = capstan_transfer(lam_a, lam_b, 1.0 / run_flex[fa], 1.0 / run_flex[fb], e_total)
+            scale = wp.max(scale, wp.max(lam_a, lam_b))
             if delta != 0.0:
-                rest[a] = rest[a] + delta
-                rest[b] = rest[b] - delta
-                lam_hat[a] = lam_hat[a] - stiff[a] * delta
-                lam_hat[b] = lam_hat[b] + stiff[b] * delta
-                change = wp.max(change, wp.abs(stiff[a] * delta))
-                change = wp.max(change, wp.abs(stiff[b] * delta))
-            scale = wp.max(scale, wp.max(lam_hat[a], lam_hat[b]))
+                for h in range(g0 + 1, g1):
+                    if active[h] == 0:
+                        continue
+                    s = seg_index(t, h)
+                    share = float(0.0)
+                    if run_first[s] == fa:
+                        share = delta / run_flex[fa]
+                    elif run_first[s] == fb:
+                        share = -delta / run_flex[fb]
+                    if share != 0.0:
+                        dl = wp.max(share / stiff[s], REST_LENGTH_FLOOR - rest[s])
+                        rest[s] = rest[s] + dl
+                        lam_hat[s] = lam_hat[s] - stiff[s] * dl
+                        change = wp.max(change, wp.abs(stiff[s] * dl))
+            # Rigid runs in between carry the least tension admissible for both neighbours,
+            # max(T_a/E_l, T_b/E_r) (statically indeterminate while both guides stick; exact once
+            # one side slips, when the interval [max(T/E), min(T E)] shrinks to a point).
+            ta = wp.max(lam_hat[a], 0.0)
+            tb = wp.max(lam_hat[fb], 0.0)
+            e_part = ratio[g]
+            fm = run_first[out_segment(t, g, active)]
+            while fm != fb:
+                e_right = e_total / e_part
+                tension = wp.max(ta / e_part, tb / e_right)
+                for h in range(g0 + 1, g1):
+                    if active[h] != 0 and run_first[seg_index(t, h)] == fm:
+                        lam_hat[seg_index(t, h)] = tension
+                e_part = e_part * ratio[run_end[fm]]
+                fm = run_first[out_segment(t, run_end[fm], active)]
         if change <= settle_tol * scale:
             break
 
@@ -564,9 +643,7 @@ def solve_tendons(
             if is_moving_body(bodies, br):
                 inv_i = world_inv_inertia(body_q[br], bodies.inv_inertia[br])
                 dtheta = inv_i * wp.cross(xr - xl, n) * (-dlam)
-                slot_delta[slot_base + 2 * g] = slot_delta[slot_base + 2 * g] + wp.spatial_vector(
-                    wp.vec3(), dtheta
-                )
+                slot_delta[slot_base + 2 * g] = slot_delta[slot_base + 2 * g] + wp.spatial_vector(wp.vec3(), dtheta)
             continue
         slot_delta[slot_base + 2 * gl + 1] = slot_delta[slot_base + 2 * gl + 1] + body_pull(
             bodies, bl, body_q, xl, n, dlam

@@ -77,6 +77,11 @@ class SolverXPBD(SolverBase):
         self._tendon_lambda_hat = wp.zeros(m.tendon_segment_count, dtype=float, device=dev)
         self._tendon_stiffness = wp.zeros(m.tendon_segment_count, dtype=float, device=dev)
         self._tendon_ratio = wp.zeros(m.tendon_guide_count, dtype=float, device=dev)
+        self._tendon_run_first = wp.zeros(m.tendon_segment_count, dtype=wp.int32, device=dev)
+        self._tendon_run_flex = wp.zeros(m.tendon_segment_count, dtype=float, device=dev)
+        self._tendon_run_num = wp.zeros(m.tendon_segment_count, dtype=float, device=dev)
+        self._tendon_run_begin = wp.zeros(m.tendon_segment_count, dtype=wp.int32, device=dev)
+        self._tendon_run_end = wp.zeros(m.tendon_segment_count, dtype=wp.int32, device=dev)
         self._joint_lambda = wp.zeros(m.joint_count, dtype=float, device=dev)
         self._joint_q_prev = wp.zeros(m.joint_coord_count, dtype=float, device=dev)
         self._joint_qd_prev = wp.zeros(m.joint_dof_count, dtype=float, device=dev)
@@ -215,6 +220,11 @@ class SolverXPBD(SolverBase):
                     self.tendon_segment_attachment_l,
                     self.tendon_segment_attachment_r,
                     self._tendon_ratio,
+                    self._tendon_run_first,
+                    self._tendon_run_flex,
+                    self._tendon_run_num,
+                    self._tendon_run_begin,
+                    self._tendon_run_end,
                 ],
                 outputs=[self._slot_delta],
                 device=self.device,
