@@ -190,7 +190,8 @@ class Model:
         self.tendon_guide_radius = None
         """Roller radius [m] (0 for point guides), shape [tendon_guide_count], float32."""
         self.tendon_guide_orientation = None
-        """Roller winding side (+1 counter-clockwise about the axis, -1 clockwise), shape [tendon_guide_count], int32."""
+        """Roller winding side (+1 counter-clockwise about the axis, -1 clockwise), shape [tendon_guide_count],
+        int32."""
         self.tendon_guide_mu = None
         """Capstan friction coefficient [-], shape [tendon_guide_count], float32. Editable in place."""
         self.tendon_segment_compliance = None

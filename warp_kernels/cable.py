@@ -555,6 +555,11 @@ def solve_tendons(
             continue
         s = seg_index(t, g)
         first = run_first[s]
+        if run_flex[first] <= RIGID_FLEX:
+            # No end of the run can move: its tension is statically indeterminate. It keeps its
+            # material and reports no tension unless a frictional neighbour sets one (3b).
+            lam_hat[s] = 0.0
+            continue
         tension = run_num[first] / run_flex[first]
         dl = wp.max((lam_hat[s] - tension) / stiff[s], REST_LENGTH_FLOOR - rest[s])
         rest[s] = rest[s] + dl
@@ -639,11 +644,8 @@ def solve_tendons(
         bl = tm.guide_body[gl]
         br = tm.guide_body[g]
         if bl == br:
-            # Both ends on one body: the two pulls cancel; only the (zero) net moment is applied.
-            if is_moving_body(bodies, br):
-                inv_i = world_inv_inertia(body_q[br], bodies.inv_inertia[br])
-                dtheta = inv_i * wp.cross(xr - xl, n) * (-dlam)
-                slot_delta[slot_base + 2 * g] = slot_delta[slot_base + 2 * g] + wp.spatial_vector(wp.vec3(), dtheta)
+            # Both ends on one body: the summed gradient (0, (x_r - x_l) x n) vanishes exactly,
+            # so the span exerts nothing on its body (applying its float residual would not).
             continue
         slot_delta[slot_base + 2 * gl + 1] = slot_delta[slot_base + 2 * gl + 1] + body_pull(
             bodies, bl, body_q, xl, n, dlam
