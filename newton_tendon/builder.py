@@ -902,6 +902,8 @@ class ModelBuilder:
                         f"{go}: body {body} is in world {w} but earlier guides are in world {world}; "
                         "all guides of a tendon must be in one world"
                     )
+            if isinstance(g.guide_type, bool):
+                raise ValueError(f"{go}: unknown guide_type {g.guide_type!r}; use TendonGuideType")
             try:
                 gtype = int(TendonGuideType(g.guide_type))
             except (ValueError, TypeError):

@@ -572,7 +572,7 @@ def test_reset_with_mask_restores_only_selected_worlds(device):
 def test_state_assign_checkpoint_replays_bitwise(device):
     b, k = dynamic_builder(compliance=1e-5)
     sim = CableSim(b, device)
-    for i in range(150):
+    for _ in range(150):
         move_kinematic(sim, k, (0.0, 0.0, 0.5))
         sim.step(1)
     checkpoint = sim.model.state()
