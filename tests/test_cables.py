@@ -19,6 +19,8 @@ from newton_tendon.solvers import SolverXPBD
 from warp_kernels.cable import span_length
 from warp_kernels.routing import TendonModel
 
+from .helpers import quat_to_matrix
+
 G = 9.81
 DT = 1.0 / 240.0
 INERTIA = np.eye(3) * 1.0e-3
@@ -343,15 +345,7 @@ def test_free_bodies_conserve_momentum(device):
         lin = (masses[:, None] * qd[:, :3]).sum(axis=0)
         ang = np.zeros(3)
         for i in range(3):
-            rot = q[i, 3:]
-            x, y, z, w = rot
-            rm = np.array(
-                [
-                    [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                    [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                    [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-                ]
-            )
+            rm = quat_to_matrix(q[i, 3:])
             ang += np.cross(q[i, :3], masses[i] * qd[i, :3]) + rm @ inertia @ rm.T @ qd[i, 3:]
         return lin, ang
 
@@ -439,14 +433,7 @@ def test_stretch_row_gradient_matches_finite_differences(kind):
     bodies = model.tendon_guide_body.numpy()
 
     def local(q, p):
-        x, y, z, w = q[3:]
-        rm = np.array(
-            [
-                [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-            ]
-        )
+        rm = quat_to_matrix(q[3:])
         return rm, rm.T @ (p - q[:3])
 
     sim = CableSim.__new__(CableSim)
