@@ -201,7 +201,10 @@ def main(argv=None):
     for _ in range(args.frames):
         example.step()
     h = example.history[-1]
-    print(f"cable_capstan: {args.frames} frames, {example.sim_time:.2f} s, {example.world_count} worlds on {example.device}")
+    print(
+        f"cable_capstan: {args.frames} frames, {example.sim_time:.2f} s, "
+        f"{example.world_count} worlds on {example.device}"
+    )
     print(f"  {'mu':>4} {'T heavy [N]':>12} {'T light [N]':>12} {'ratio':>7} {'exp(mu th)':>10} {'v heavy [m/s]':>14}")
     for w in range(3):
         t1, t2 = h["tension"][w]

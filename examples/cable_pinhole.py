@@ -138,6 +138,7 @@ class Example:
         np.testing.assert_allclose(tension, tension[:, :, :1].repeat(3, axis=2), rtol=0.01)
         np.testing.assert_allclose(tension, 2.0 * M1 * M2 * GRAVITY / (M1 + M2), rtol=0.01)
 
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Two weights on one cable through two frictionless pinholes.")
     parser.add_argument("--frames", type=int, default=45, help="frames of 1/60 s to simulate")
@@ -153,7 +154,8 @@ def main(argv=None):
     t, vz, tension, _ = example.history[-1]
     print(f"cable_pinhole: {args.frames} frames, {example.sim_time:.2f} s, {args.worlds} world(s) on {example.device}")
     print(f"  heavy z, light z   {q[example.heavy[0], 2]:.4f} m, {q[example.light[0], 2]:.4f} m")
-    print(f"  heavy velocity     {vz[0]:+.4f} m/s (a t with a = (m1 - m2)/(m1 + m2) g: {-(M1 - M2) / (M1 + M2) * 9.81 * t:+.4f})")
+    expected_v = -(M1 - M2) / (M1 + M2) * GRAVITY * t
+    print(f"  heavy velocity     {vz[0]:+.4f} m/s (a t with a = (m1 - m2)/(m1 + m2) g: {expected_v:+.4f})")
     print(f"  span tensions      {', '.join(f'{x:.4f}' for x in tension[0])} N")
     print(f"  expected tension   {2 * M1 * M2 * GRAVITY / (M1 + M2):.4f} N")
     if len(example.free_history()) >= 10:

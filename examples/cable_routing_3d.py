@@ -69,7 +69,9 @@ class Example:
         self.world_count = world_count
 
         world = nt.ModelBuilder()
-        weight = world.add_body(xform=(*WEIGHT_START, 0, 0, 0, 1), mass=MASS, inertia=np.eye(3) * 1.0e-3, label="weight")
+        weight = world.add_body(
+            xform=(*WEIGHT_START, 0, 0, 0, 1), mass=MASS, inertia=np.eye(3) * 1.0e-3, label="weight"
+        )
         route = [nt.TendonGuide(body=-1, offset=ANCHOR)]
         for centre, axis, orientation in ROLLERS:
             route.append(
@@ -182,7 +184,9 @@ def main(argv=None):
     h = example.history[-1]
     x = example.state_0.body_q.numpy()[example.weight[0], :3]
     rel = (h["length"][0] - example.initial_length[0]) / example.initial_length[0]
-    print(f"cable_routing_3d: {args.frames} frames, {example.sim_time:.2f} s, {args.worlds} world(s) on {example.device}")
+    print(
+        f"cable_routing_3d: {args.frames} frames, {example.sim_time:.2f} s, {args.worlds} world(s) on {example.device}"
+    )
     print(f"  weight position   ({x[0]:.4f}, {x[1]:.4f}, {x[2]:.4f}) m")
     print(f"  cable length      {h['length'][0]:.6f} m (relative change {rel:+.2e})")
     print(f"  roller wraps      {', '.join(f'{w:.4f}' for w in h['wrap'][0])} rad")

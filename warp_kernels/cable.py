@@ -482,6 +482,7 @@ def solve_tendons(
     run_num: wp.array(dtype=float),
     run_begin: wp.array(dtype=wp.int32),
     run_end: wp.array(dtype=wp.int32),
+    run_scale: wp.array(dtype=float),
     # Out:
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
@@ -547,9 +548,21 @@ def solve_tendons(
         run_first[s] = first
         if first == s:
             run_begin[s] = gl
+            run_scale[s] = 1.0
         run_end[first] = g
         run_flex[first] = run_flex[first] + 1.0 / stiff[s]
         run_num[first] = run_num[first] + lam_hat[s] / stiff[s]
+    #     If a span would drop below the rest-length floor, the whole redistribution of its run
+    #     is scaled down (never clamped per span), so the run's material is conserved exactly.
+    for g in range(g0 + 1, g1):
+        if active[g] == 0:
+            continue
+        s = seg_index(t, g)
+        first = run_first[s]
+        if run_flex[first] > RIGID_FLEX:
+            dl = (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
+            if dl < 0.0 and rest[s] + dl < REST_LENGTH_FLOOR:
+                run_scale[first] = wp.min(run_scale[first], wp.max((REST_LENGTH_FLOOR - rest[s]) / dl, 0.0))
     for g in range(g0 + 1, g1):
         if active[g] == 0:
             continue
@@ -560,8 +573,7 @@ def solve_tendons(
             # material and reports no tension unless a frictional neighbour sets one (3b).
             lam_hat[s] = 0.0
             continue
-        tension = run_num[first] / run_flex[first]
-        dl = wp.max((lam_hat[s] - tension) / stiff[s], REST_LENGTH_FLOOR - rest[s])
+        dl = run_scale[first] * (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
         rest[s] = rest[s] + dl
         lam_hat[s] = lam_hat[s] - stiff[s] * dl
 
@@ -590,6 +602,16 @@ def solve_tendons(
             lam_b = lam_hat[fb]
             delta = capstan_transfer(lam_a, lam_b, 1.0 / run_flex[fa], 1.0 / run_flex[fb], e_total)
             scale = wp.max(scale, wp.max(lam_a, lam_b))
+            # Limit the transfer so that no member of the giving run drops below the floor.
+            for h in range(g0 + 1, g1):
+                if active[h] == 0:
+                    continue
+                s = seg_index(t, h)
+                room = wp.max(rest[s] - REST_LENGTH_FLOOR, 0.0)
+                if delta > 0.0 and run_first[s] == fb:
+                    delta = wp.min(delta, room * run_flex[fb] * stiff[s])
+                elif delta < 0.0 and run_first[s] == fa:
+                    delta = wp.max(delta, -room * run_flex[fa] * stiff[s])
             if delta != 0.0:
                 for h in range(g0 + 1, g1):
                     if active[h] == 0:
@@ -601,7 +623,7 @@ def solve_tendons(
                     elif run_first[s] == fb:
                         share = -delta / run_flex[fb]
                     if share != 0.0:
-                        dl = wp.max(share / stiff[s], REST_LENGTH_FLOOR - rest[s])
+                        dl = share / stiff[s]
                         rest[s] = rest[s] + dl
                         lam_hat[s] = lam_hat[s] - stiff[s] * dl
                         change = wp.max(change, wp.abs(stiff[s] * dl))

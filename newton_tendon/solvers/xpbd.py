@@ -82,6 +82,7 @@ class SolverXPBD(SolverBase):
         self._tendon_run_num = wp.zeros(m.tendon_segment_count, dtype=float, device=dev)
         self._tendon_run_begin = wp.zeros(m.tendon_segment_count, dtype=wp.int32, device=dev)
         self._tendon_run_end = wp.zeros(m.tendon_segment_count, dtype=wp.int32, device=dev)
+        self._tendon_run_scale = wp.zeros(m.tendon_segment_count, dtype=float, device=dev)
         self._joint_lambda = wp.zeros(m.joint_count, dtype=float, device=dev)
         self._joint_q_prev = wp.zeros(m.joint_coord_count, dtype=float, device=dev)
         self._joint_qd_prev = wp.zeros(m.joint_dof_count, dtype=float, device=dev)
@@ -225,6 +226,7 @@ class SolverXPBD(SolverBase):
                     self._tendon_run_num,
                     self._tendon_run_begin,
                     self._tendon_run_end,
+                    self._tendon_run_scale,
                 ],
                 outputs=[self._slot_delta],
                 device=self.device,

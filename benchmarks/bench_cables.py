@@ -1,0 +1,213 @@
+"""World-steps per second of routed-cable scenes, optionally side by side with newton.
+
+Scenes (one world each, replicated with ``replicate``):
+
+* pulley: an Atwood machine over a frictionless roller fixed in the world (two weights);
+* pinhole: two weights on one cable through two world pinholes (the U route);
+* routing_3d: a cable from a world anchor over three rollers with X, Y and Z axes down to a
+  swinging weight.
+
+The scene builders take the API module as a parameter, so the same code builds the scene with
+``newton_tendon`` and with ``newton`` (the original engine, ``pip install newton==1.8.0``, the
+optional ``bench`` extra). When ``import newton`` works, each row also times ``newton``'s
+SolverXPBD on the same scene and prints the ratio ours / newton.
+
+Usage:
+    python benchmarks/bench_cables.py --device cpu --worlds 1,64,1024
+    python benchmarks/bench_cables.py --device cuda:0 --worlds 1,1024,16384 --steps 1000
+
+On CUDA two steps are captured once in a graph and replayed. The Atwood scenes use nearly equal
+weights and 10 m spans, so they keep moving without reaching a guide for several thousand steps at
+the default dt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import warp as wp
+
+SCENES = ("pulley", "pinhole", "routing_3d")
+
+
+def _xform(x: float, y: float, z: float):
+    return wp.transform(wp.vec3(x, y, z), wp.quat_identity())
+
+
+def _inertia():
+    """A small inertia [kg m^2] for point-like weights."""
+    return wp.mat33(np.eye(3) * 1.0e-3)
+
+
+def pulley(api):
+    """Atwood machine: 1.1 kg and 1.0 kg over a fixed frictionless roller (axis +Y, radius 0.1 m)."""
+    b = api.ModelBuilder()
+    heavy = b.add_body(xform=_xform(-0.1, 0.0, 0.0), mass=1.1, inertia=_inertia())
+    light = b.add_body(xform=_xform(0.1, 0.0, 0.0), mass=1.0, inertia=_inertia())
+    b.add_tendon(
+        [
+            api.TendonGuide(body=heavy),
+            api.TendonGuide(
+                body=-1,
+                guide_type=api.TendonGuideType.ROLLER,
+                offset=(0.0, 0.0, 10.0),
+                axis=(0.0, 1.0, 0.0),
+                radius=0.1,
+                orientation=1,
+            ),
+            api.TendonGuide(body=light),
+        ]
+    )
+    return b
+
+
+def pinhole(api):
+    """Two weights (1.1 kg, 1.0 kg) on one cable through two frictionless world pinholes."""
+    b = api.ModelBuilder()
+    heavy = b.add_body(xform=_xform(-0.5, 0.0, 0.0), mass=1.1, inertia=_inertia())
+    light = b.add_body(xform=_xform(0.5, 0.0, 0.0), mass=1.0, inertia=_inertia())
+    b.add_tendon(
+        [
+            api.TendonGuide(body=heavy),
+            api.TendonGuide(body=-1, guide_type=api.TendonGuideType.PINHOLE, offset=(-0.5, 0.0, 10.0)),
+            api.TendonGuide(body=-1, guide_type=api.TendonGuideType.PINHOLE, offset=(0.5, 0.0, 10.0)),
+            api.TendonGuide(body=light),
+        ]
+    )
+    return b
+
+
+def routing_3d(api):
+    """World anchor -> rollers with axes Y, Z, X -> a 1 kg weight swinging below the last roller."""
+    b = api.ModelBuilder()
+    weight = b.add_body(xform=_xform(1.1, 1.45, 1.25), mass=1.0, inertia=_inertia())
+    rollers = (
+        ((0.1, 0.0, 2.0), (0.0, 1.0, 0.0), 1),
+        ((1.0, 0.1, 2.1), (0.0, 0.0, 1.0), 1),
+        ((1.1, 1.0, 2.0), (1.0, 0.0, 0.0), -1),
+    )
+    route = [api.TendonGuide(body=-1, offset=(0.0, 0.0, 1.0))]
+    for centre, axis, orientation in rollers:
+        route.append(
+            api.TendonGuide(
+                body=-1,
+                guide_type=api.TendonGuideType.ROLLER,
+                offset=centre,
+                axis=axis,
+                radius=0.1,
+                orientation=orientation,
+            )
+        )
+    route.append(api.TendonGuide(body=weight))
+    b.add_tendon(route)
+    return b
+
+
+SCENE_BUILDERS = {"pulley": pulley, "pinhole": pinhole, "routing_3d": routing_3d}
+
+
+def bench(api, scene: str, worlds: int, device: str, steps: int, iterations: int, dt: float) -> dict:
+    """Build ``worlds`` copies of ``scene`` with ``api``, then time ``steps`` solver steps."""
+    t0 = time.perf_counter()
+    builder = api.ModelBuilder()
+    builder.replicate(SCENE_BUILDERS[scene](api), worlds)
+    model = builder.finalize(device=device)
+    t_finalize = time.perf_counter() - t0
+    solver = api.solvers.SolverXPBD(model, iterations=iterations)
+    s0, s1 = model.state(), model.state()
+    control = model.control()
+
+    def two_steps():
+        solver.step(s0, s1, control, None, dt)
+        solver.step(s1, s0, control, None, dt)
+
+    t1 = time.perf_counter()
+    two_steps()
+    wp.synchronize_device(device)
+    t_cold = time.perf_counter() - t1
+
+    graph = None
+    if wp.get_device(device).is_cuda:
+        with wp.ScopedCapture(device=device) as capture:
+            two_steps()
+        graph = capture.graph
+    pairs = max(1, steps // 2)
+    wp.synchronize_device(device)
+    t2 = time.perf_counter()
+    for _ in range(pairs):
+        if graph is not None:
+            wp.capture_launch(graph)
+        else:
+            two_steps()
+    wp.synchronize_device(device)
+    wall = time.perf_counter() - t2
+    return {
+        "finalize_s": t_finalize,
+        "cold_s": t_cold,
+        "world_steps_per_s": worlds * 2 * pairs / wall,
+        "finite": bool(np.all(np.isfinite(s0.body_q.numpy()))),
+        "graph": graph is not None,
+    }
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--worlds", default="1,64,1024", help="comma-separated world counts")
+    p.add_argument("--scenes", default=",".join(SCENES), help=f"comma-separated subset of {', '.join(SCENES)}")
+    p.add_argument("--steps", type=int, default=200, help="timed steps per scene and world count")
+    p.add_argument("--iterations", type=int, default=8)
+    p.add_argument("--dt", type=float, default=1.0 / 240.0)
+    args = p.parse_args(argv)
+    wp.config.quiet = True  # Warp < 1.19
+    wp.config.log_level = getattr(wp, "LOG_WARNING", 30)  # Warp >= 1.19
+    wp.init()
+    import newton_tendon
+
+    try:
+        import newton
+    except ImportError:
+        newton = None
+    counts = [int(w) for w in args.worlds.split(",") if w]
+    scenes = [s for s in args.scenes.split(",") if s]
+    for s in scenes:
+        if s not in SCENES:
+            p.error(f"unknown scene {s!r}; choose from {', '.join(SCENES)}")
+    print(
+        f"bench_cables: XPBD {args.iterations} iterations, dt {args.dt:.5f} s, {args.steps} steps, device {args.device}"
+    )
+    if newton is None:
+        print("newton is not installed (pip install newton==1.8.0, the 'bench' extra): no side-by-side column")
+    header = f"{'scene':<11} {'worlds':>7} {'finalize s':>10} {'cold s':>7} {'world-steps/s':>14} {'graph':>6}"
+    if newton is not None:
+        header += f" {'newton w-s/s':>13} {'ratio':>6}"
+    print(header)
+    rows = []
+    for scene in scenes:
+        for w in counts:
+            r = bench(newton_tendon, scene, w, args.device, args.steps, args.iterations, args.dt)
+            r.update(scene=scene, worlds=w)
+            line = (
+                f"{scene:<11} {w:>7} {r['finalize_s']:>10.2f} {r['cold_s']:>7.2f} "
+                f"{r['world_steps_per_s']:>14,.0f} {str(r['graph']):>6}"
+            )
+            if not r["finite"]:
+                line += "  (non-finite state!)"
+            if newton is not None:
+                try:
+                    ref = bench(newton, scene, w, args.device, args.steps, args.iterations, args.dt)
+                    r["newton_world_steps_per_s"] = ref["world_steps_per_s"]
+                    line += (
+                        f" {ref['world_steps_per_s']:>13,.0f} {r['world_steps_per_s'] / ref['world_steps_per_s']:>6.2f}"
+                    )
+                except Exception as e:  # a peer API mismatch must not hide our own numbers
+                    line += f"  newton failed: {type(e).__name__}: {e}"
+            rows.append(r)
+            print(line, flush=True)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
