@@ -24,10 +24,15 @@ the default dt.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
 import warp as wp
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # run as a script: find _common
+from _common import time_two_steps  # noqa: E402
 
 SCENES = ("pulley", "pinhole", "routing_3d")
 
@@ -41,42 +46,34 @@ def _inertia():
     return wp.mat33(np.eye(3) * 1.0e-3)
 
 
+def _atwood(api, x_heavy: float, x_light: float, middle: list):
+    """Weights of 1.1 kg (at ``x_heavy``) and 1.0 kg (at ``x_light``) on one cable through ``middle`` guides."""
+    b = api.ModelBuilder()
+    heavy = b.add_body(xform=_xform(x_heavy, 0.0, 0.0), mass=1.1, inertia=_inertia())
+    light = b.add_body(xform=_xform(x_light, 0.0, 0.0), mass=1.0, inertia=_inertia())
+    b.add_tendon([api.TendonGuide(body=heavy), *middle, api.TendonGuide(body=light)])
+    return b
+
+
 def pulley(api):
     """Atwood machine: 1.1 kg and 1.0 kg over a fixed frictionless roller (axis +Y, radius 0.1 m)."""
-    b = api.ModelBuilder()
-    heavy = b.add_body(xform=_xform(-0.1, 0.0, 0.0), mass=1.1, inertia=_inertia())
-    light = b.add_body(xform=_xform(0.1, 0.0, 0.0), mass=1.0, inertia=_inertia())
-    b.add_tendon(
-        [
-            api.TendonGuide(body=heavy),
-            api.TendonGuide(
-                body=-1,
-                guide_type=api.TendonGuideType.ROLLER,
-                offset=(0.0, 0.0, 10.0),
-                axis=(0.0, 1.0, 0.0),
-                radius=0.1,
-                orientation=1,
-            ),
-            api.TendonGuide(body=light),
-        ]
+    roller = api.TendonGuide(
+        body=-1,
+        guide_type=api.TendonGuideType.ROLLER,
+        offset=(0.0, 0.0, 10.0),
+        axis=(0.0, 1.0, 0.0),
+        radius=0.1,
+        orientation=1,
     )
-    return b
+    return _atwood(api, -0.1, 0.1, [roller])
 
 
 def pinhole(api):
     """Two weights (1.1 kg, 1.0 kg) on one cable through two frictionless world pinholes."""
-    b = api.ModelBuilder()
-    heavy = b.add_body(xform=_xform(-0.5, 0.0, 0.0), mass=1.1, inertia=_inertia())
-    light = b.add_body(xform=_xform(0.5, 0.0, 0.0), mass=1.0, inertia=_inertia())
-    b.add_tendon(
-        [
-            api.TendonGuide(body=heavy),
-            api.TendonGuide(body=-1, guide_type=api.TendonGuideType.PINHOLE, offset=(-0.5, 0.0, 10.0)),
-            api.TendonGuide(body=-1, guide_type=api.TendonGuideType.PINHOLE, offset=(0.5, 0.0, 10.0)),
-            api.TendonGuide(body=light),
-        ]
-    )
-    return b
+    pinholes = [
+        api.TendonGuide(body=-1, guide_type=api.TendonGuideType.PINHOLE, offset=(x, 0.0, 10.0)) for x in (-0.5, 0.5)
+    ]
+    return _atwood(api, -0.5, 0.5, pinholes)
 
 
 def routing_3d(api):
@@ -123,32 +120,11 @@ def bench(api, scene: str, worlds: int, device: str, steps: int, iterations: int
         solver.step(s0, s1, control, None, dt)
         solver.step(s1, s0, control, None, dt)
 
-    t1 = time.perf_counter()
-    two_steps()
-    wp.synchronize_device(device)
-    t_cold = time.perf_counter() - t1
-
-    graph = None
-    if wp.get_device(device).is_cuda:
-        with wp.ScopedCapture(device=device) as capture:
-            two_steps()
-        graph = capture.graph
-    pairs = max(1, steps // 2)
-    wp.synchronize_device(device)
-    t2 = time.perf_counter()
-    for _ in range(pairs):
-        if graph is not None:
-            wp.capture_launch(graph)
-        else:
-            two_steps()
-    wp.synchronize_device(device)
-    wall = time.perf_counter() - t2
+    timing = time_two_steps(two_steps, device, steps, worlds)
     return {
         "finalize_s": t_finalize,
-        "cold_s": t_cold,
-        "world_steps_per_s": worlds * 2 * pairs / wall,
+        **timing,
         "finite": bool(np.all(np.isfinite(s0.body_q.numpy()))),
-        "graph": graph is not None,
     }
 
 

@@ -12,6 +12,8 @@ steady world-steps per second.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
 import warp as wp
@@ -19,6 +21,9 @@ import warp as wp
 import newton_tendon as nt
 from newton_tendon.demo import pendulum_chain
 from newton_tendon.solvers import SolverXPBD
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # run as a script: find _common
+from _common import time_two_steps  # noqa: E402
 
 
 def build(worlds: int) -> nt.ModelBuilder:
@@ -44,33 +49,12 @@ def bench(worlds: int, device: str, steps: int, iterations: int, dt: float) -> d
         pipeline.collide(s1, contacts)
         solver.step(s1, s0, control, contacts, dt)
 
-    t1 = time.perf_counter()
-    two_steps()
-    wp.synchronize_device(device)
-    t_cold = time.perf_counter() - t1
-
-    graph = None
-    if wp.get_device(device).is_cuda:
-        with wp.ScopedCapture(device=device) as cap:
-            two_steps()
-        graph = cap.graph
-    pairs = max(1, steps // 2)
-    wp.synchronize_device(device)
-    t2 = time.perf_counter()
-    for _ in range(pairs):
-        if graph is not None:
-            wp.capture_launch(graph)
-        else:
-            two_steps()
-    wp.synchronize_device(device)
-    wall = time.perf_counter() - t2
+    timing = time_two_steps(two_steps, device, steps, worlds)
     return {
         "worlds": worlds,
         "bodies": model.body_count,
         "finalize_s": t_finalize,
-        "cold_s": t_cold,
-        "world_steps_per_s": worlds * 2 * pairs / wall,
-        "graph": graph is not None,
+        **timing,
     }
 
 

@@ -21,10 +21,9 @@ Run:
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
-import warp as wp
+
+from ._common import CableExample, parse_example_args
 
 GRAVITY = 9.81
 """Gravitational acceleration [m/s^2] (the builder's default, along -Z)."""
@@ -44,7 +43,7 @@ CLEARANCE = 0.3
 """test_final ignores frames where a weight is closer than this to the roller centre height [m]."""
 
 
-class Example:
+class Example(CableExample):
     """Three capstan machines (mu = 0, 0.2, 0.5), each in its own world, ``world_count`` times.
 
     Args:
@@ -53,18 +52,10 @@ class Example:
         solver: "xpbd" (the only tendon solver available now).
     """
 
-    def __init__(self, device=None, world_count: int = 1, solver: str = "xpbd"):
-        import newton_tendon as nt
+    name = "cable_capstan"
+    worlds_per_copy = 3
 
-        if solver != "xpbd":
-            raise ValueError(f"cable_capstan: unknown solver {solver!r}; only 'xpbd' is available")
-        self.fps = 60
-        self.frame_dt = 1.0 / self.fps
-        self.substeps = 4
-        self.sim_dt = self.frame_dt / self.substeps
-        self.sim_time = 0.0
-        self.world_count = 3 * world_count
-
+    def build_world(self, nt):
         cx, _, cz = ROLLER_CENTER
         world = nt.ModelBuilder()
         inertia = np.eye(3) * 1.0e-3
@@ -86,50 +77,26 @@ class Example:
             ],
             label="cable",
         )
-        scene = nt.ModelBuilder()
-        scene.replicate(world, self.world_count, spacing=(1.0, 1.0, 0.0))
-        self.model = scene.finalize(device)
-        self.device = self.model.device
-        worlds = np.arange(self.world_count)
-        self.heavy = worlds * world.body_count + heavy
-        self.light = worlds * world.body_count + light
-        self.mu = np.array([MUS[w % 3] for w in worlds])
+        self.heavy = self.per_world(world, heavy)
+        self.light = self.per_world(world, light)
+        return world
+
+    def setup(self, nt):
+        self.mu = np.array([MUS[w % 3] for w in range(self.world_count)])
         """Roller friction of each world."""
         starts = self.model.tendon_start.numpy()[:-1]
         self.roller = starts + 1
         """Roller guide index of each world."""
-
-        self.solver = nt.solvers.SolverXPBD(self.model, iterations=8)
         # Per-world friction: edit the model in place and tell the solver.
         guide_mu = self.model.tendon_guide_mu.numpy()
         guide_mu[self.roller] = self.mu
         self.model.tendon_guide_mu.assign(guide_mu)
         self.solver.notify_model_changed(nt.ModelFlags.TENDON_PROPERTIES)
-
-        self.state_0 = self.model.state()
-        self.state_1 = self.model.state()
-        self.control = self.model.control()
         self.history: list[dict] = []
         """Per frame: time, weight velocities [m/s], span tensions [N], wraps [rad], clear of the roller."""
-        self.graph = None
-        if self.device.is_cuda:
-            with wp.ScopedCapture(device=self.device) as capture:
-                self.simulate()
-            self.graph = capture.graph
 
-    def simulate(self):
-        """One frame: ``substeps`` solver steps (an even number, so a captured graph ends on state_0)."""
-        for _ in range(self.substeps):
-            self.solver.step(self.state_0, self.state_1, self.control, None, self.sim_dt)
-            self.state_0, self.state_1 = self.state_1, self.state_0
-
-    def step(self):
-        """Advance one frame (1/60 s) and record velocities, tensions and wraps."""
-        if self.graph is not None:
-            wp.capture_launch(self.graph)
-        else:
-            self.simulate()
-        self.sim_time += self.frame_dt
+    def after_frame(self):
+        """Record velocities, tensions and wraps after each frame."""
         q = self.state_0.body_q.numpy().astype(np.float64)
         qd = self.state_0.body_qd.numpy().astype(np.float64)
         tension = self.solver.tendon_segment_material_tension.numpy().astype(np.float64)
@@ -190,13 +157,12 @@ class Example:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Three capstan machines with roller friction 0, 0.2 and 0.5.")
-    parser.add_argument("--frames", type=int, default=40, help="frames of 1/60 s to simulate")
-    parser.add_argument("--device", default=None, help="Warp device, e.g. cpu or cuda:0")
-    parser.add_argument("--worlds", type=int, default=1, help="copies of the three machines")
-    args = parser.parse_args(argv)
-    wp.config.quiet = True  # Warp < 1.19
-    wp.config.log_level = getattr(wp, "LOG_WARNING", 30)  # Warp >= 1.19
+    args = parse_example_args(
+        argv,
+        "Three capstan machines with roller friction 0, 0.2 and 0.5.",
+        frames=40,
+        worlds_help="copies of the three machines",
+    )
     example = Example(device=args.device, world_count=args.worlds)
     for _ in range(args.frames):
         example.step()

@@ -23,10 +23,9 @@ Run:
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
-import warp as wp
+
+from ._common import CableExample, parse_example_args
 
 ANCHOR_L = (-1.0, 0.0, 1.0)
 """Left world anchor [m]."""
@@ -53,27 +52,16 @@ def roller_velocity(t: float) -> float:
     return 0.0
 
 
-class Example:
+class Example(CableExample):
     """A dynamic roller rising through a cable and retreating, replicated into ``world_count`` worlds.
 
-    Args:
-        device: Warp device (default: Warp's default device).
-        world_count: number of identical worlds.
-        solver: "xpbd" (the only tendon solver available now).
+    Constructed as ``Example(device=None, world_count=1, solver="xpbd")``, see :class:`CableExample`.
     """
 
-    def __init__(self, device=None, world_count: int = 1, solver: str = "xpbd"):
-        import newton_tendon as nt
+    name = "cable_dynamic_roller"
+    spacing = (3.0, 1.0, 0.0)
 
-        if solver != "xpbd":
-            raise ValueError(f"cable_dynamic_roller: unknown solver {solver!r}; only 'xpbd' is available")
-        self.fps = 60
-        self.frame_dt = 1.0 / self.fps
-        self.substeps = 4
-        self.sim_dt = self.frame_dt / self.substeps
-        self.sim_time = 0.0
-        self.world_count = world_count
-
+    def build_world(self, nt):
         world = nt.ModelBuilder()
         pusher = world.add_body(
             xform=(0.0, 0.0, START_Z, 0, 0, 0, 1),
@@ -100,43 +88,24 @@ class Example:
             ],
             label="cable",
         )
-        scene = nt.ModelBuilder()
-        scene.replicate(world, world_count, spacing=(3.0, 1.0, 0.0))
-        self.model = scene.finalize(device)
-        self.device = self.model.device
-        self.pusher = np.arange(world_count) * world.body_count + pusher
+        self.pusher = self.per_world(world, pusher)
+        return world
+
+    def setup(self, nt):
         self.roller = self.model.tendon_start.numpy()[:-1] + 1
         """Dynamic roller guide index per world."""
-
-        self.solver = nt.solvers.SolverXPBD(self.model, iterations=8)
-        self.state_0 = self.model.state()
-        self.state_1 = self.model.state()
-        self.control = self.model.control()
         self.body_qd = self.state_0.body_qd.numpy()
         self.history: list[dict] = []
         """Per frame: roller height [m], roller active, cable material and length [m], tensions [N]."""
-        self.graph = None
-        if self.device.is_cuda:
-            with wp.ScopedCapture(device=self.device) as capture:
-                self.simulate()
-            self.graph = capture.graph
 
-    def simulate(self):
-        """One frame: ``substeps`` solver steps (an even number, so a captured graph ends on state_0)."""
-        for _ in range(self.substeps):
-            self.solver.step(self.state_0, self.state_1, self.control, None, self.sim_dt)
-            self.state_0, self.state_1 = self.state_1, self.state_0
-
-    def step(self):
-        """Set the roller's velocity for this frame, advance one frame (1/60 s) and record the route."""
+    def before_frame(self):
+        """Set the roller's velocity for this frame."""
         # The velocity is sampled at the middle of the frame, so up and down legs cancel exactly.
         self.body_qd[self.pusher, 2] = roller_velocity(self.sim_time + 0.5 * self.frame_dt)
         self.state_0.body_qd.assign(self.body_qd)
-        if self.graph is not None:
-            wp.capture_launch(self.graph)
-        else:
-            self.simulate()
-        self.sim_time += self.frame_dt
+
+    def after_frame(self):
+        """Record the route after each frame."""
         s = self.solver
         self.history.append(
             {
@@ -198,13 +167,7 @@ class Example:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="A dynamic roller pushed up through a cable and back down.")
-    parser.add_argument("--frames", type=int, default=150, help="frames of 1/60 s to simulate")
-    parser.add_argument("--device", default=None, help="Warp device, e.g. cpu or cuda:0")
-    parser.add_argument("--worlds", type=int, default=1, help="number of replicated worlds")
-    args = parser.parse_args(argv)
-    wp.config.quiet = True  # Warp < 1.19
-    wp.config.log_level = getattr(wp, "LOG_WARNING", 30)  # Warp >= 1.19
+    args = parse_example_args(argv, "A dynamic roller pushed up through a cable and back down.", frames=150)
     example = Example(device=args.device, world_count=args.worlds)
     print(f"cable_dynamic_roller: {args.frames} frames, {args.worlds} world(s) on {example.device}")
     print(f"  {'t [s]':>6} {'roller z [m]':>12} {'active':>6} {'T left [N]':>10} {'T right [N]':>11} {'cable [m]':>10}")

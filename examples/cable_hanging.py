@@ -14,10 +14,9 @@ Run:
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
-import warp as wp
+
+from ._common import CableExample, parse_example_args
 
 ANCHOR = (0.0, 0.0, 2.0)
 """World anchor point [m]."""
@@ -31,27 +30,15 @@ DAMPING = 25.0
 """Span damping [N s/m]: damping ratio d / (2 sqrt(m/c)) ~ 0.28, so it settles in well under 1 s."""
 
 
-class Example:
+class Example(CableExample):
     """A mass on a compliant cable below a world anchor, replicated into ``world_count`` worlds.
 
-    Args:
-        device: Warp device (default: Warp's default device).
-        world_count: number of identical worlds.
-        solver: "xpbd" (the only tendon solver available now).
+    Constructed as ``Example(device=None, world_count=1, solver="xpbd")``, see :class:`CableExample`.
     """
 
-    def __init__(self, device=None, world_count: int = 1, solver: str = "xpbd"):
-        import newton_tendon as nt
+    name = "cable_hanging"
 
-        if solver != "xpbd":
-            raise ValueError(f"cable_hanging: unknown solver {solver!r}; only 'xpbd' is available")
-        self.fps = 60
-        self.frame_dt = 1.0 / self.fps
-        self.substeps = 4
-        self.sim_dt = self.frame_dt / self.substeps
-        self.sim_time = 0.0
-        self.world_count = world_count
-
+    def build_world(self, nt):
         world = nt.ModelBuilder()
         body = world.add_body(
             xform=(ANCHOR[0], ANCHOR[1], ANCHOR[2] - REST_LENGTH, 0.0, 0.0, 0.0, 1.0),
@@ -66,37 +53,12 @@ class Example:
             ],
             label="cable",
         )
-        scene = nt.ModelBuilder()
-        scene.replicate(world, world_count, spacing=(1.0, 1.0, 0.0))
-        self.model = scene.finalize(device)
-        self.device = self.model.device
+        return world
+
+    def setup(self, nt):
         # World-fixed guides follow each world's placement on the grid.
         starts = self.model.tendon_start.numpy()[:-1]
         self.anchors = self.model.tendon_guide_offset.numpy()[starts].astype(np.float64)
-
-        self.solver = nt.solvers.SolverXPBD(self.model, iterations=8)
-        self.state_0 = self.model.state()
-        self.state_1 = self.model.state()
-        self.control = self.model.control()
-        self.graph = None
-        if self.device.is_cuda:
-            with wp.ScopedCapture(device=self.device) as capture:
-                self.simulate()
-            self.graph = capture.graph
-
-    def simulate(self):
-        """One frame: ``substeps`` solver steps (an even number, so a captured graph ends on state_0)."""
-        for _ in range(self.substeps):
-            self.solver.step(self.state_0, self.state_1, self.control, None, self.sim_dt)
-            self.state_0, self.state_1 = self.state_1, self.state_0
-
-    def step(self):
-        """Advance one frame (1/60 s)."""
-        if self.graph is not None:
-            wp.capture_launch(self.graph)
-        else:
-            self.simulate()
-        self.sim_time += self.frame_dt
 
     def weight_positions(self) -> np.ndarray:
         """World position [m] of each world's weight, shape [world_count, 3]."""
@@ -121,13 +83,7 @@ class Example:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="A mass hanging on a compliant routed cable.")
-    parser.add_argument("--frames", type=int, default=300, help="frames of 1/60 s to simulate")
-    parser.add_argument("--device", default=None, help="Warp device, e.g. cpu or cuda:0")
-    parser.add_argument("--worlds", type=int, default=1, help="number of replicated worlds")
-    args = parser.parse_args(argv)
-    wp.config.quiet = True  # Warp < 1.19
-    wp.config.log_level = getattr(wp, "LOG_WARNING", 30)  # Warp >= 1.19
+    args = parse_example_args(argv, "A mass hanging on a compliant routed cable.", frames=300)
     example = Example(device=args.device, world_count=args.worlds)
     for _ in range(args.frames):
         example.step()

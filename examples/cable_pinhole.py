@@ -19,10 +19,9 @@ at frames before that.
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
-import warp as wp
+
+from ._common import CableExample, parse_example_args
 
 GRAVITY = 9.81
 """Gravitational acceleration [m/s^2] (the builder's default, along -Z)."""
@@ -40,27 +39,16 @@ CLEARANCE = 0.3
 """test_final ignores frames where the light weight is closer than this to its pinhole [m]."""
 
 
-class Example:
+class Example(CableExample):
     """Pinhole Atwood machine, replicated into ``world_count`` worlds.
 
-    Args:
-        device: Warp device (default: Warp's default device).
-        world_count: number of identical worlds.
-        solver: "xpbd" (the only tendon solver available now).
+    Constructed as ``Example(device=None, world_count=1, solver="xpbd")``, see :class:`CableExample`.
     """
 
-    def __init__(self, device=None, world_count: int = 1, solver: str = "xpbd"):
-        import newton_tendon as nt
+    name = "cable_pinhole"
+    spacing = (2.0, 1.0, 0.0)
 
-        if solver != "xpbd":
-            raise ValueError(f"cable_pinhole: unknown solver {solver!r}; only 'xpbd' is available")
-        self.fps = 60
-        self.frame_dt = 1.0 / self.fps
-        self.substeps = 4
-        self.sim_dt = self.frame_dt / self.substeps
-        self.sim_time = 0.0
-        self.world_count = world_count
-
+    def build_world(self, nt):
         world = nt.ModelBuilder()
         inertia = np.eye(3) * 1.0e-3
         heavy = world.add_body(xform=(PINHOLE_1[0], 0.0, START_Z, 0, 0, 0, 1), mass=M1, inertia=inertia, label="heavy")
@@ -74,42 +62,20 @@ class Example:
             ],
             label="cable",
         )
-        scene = nt.ModelBuilder()
-        scene.replicate(world, world_count, spacing=(2.0, 1.0, 0.0))
-        self.model = scene.finalize(device)
-        self.device = self.model.device
-        self.heavy = np.arange(world_count) * world.body_count + heavy
-        self.light = np.arange(world_count) * world.body_count + light
+        self.heavy = self.per_world(world, heavy)
+        self.light = self.per_world(world, light)
+        return world
+
+    def setup(self, nt):
         starts = self.model.tendon_start.numpy()[:-1]
         # World-fixed guides follow each world's placement; the light weight's pinhole is guide 2.
         self.pinhole_2 = self.model.tendon_guide_offset.numpy()[starts + 2].astype(np.float64)
-
-        self.solver = nt.solvers.SolverXPBD(self.model, iterations=8)
-        self.state_0 = self.model.state()
-        self.state_1 = self.model.state()
-        self.control = self.model.control()
         self.history: list[tuple[float, np.ndarray, np.ndarray, bool]] = []
         """Per frame: time [s], heavy weights' vertical velocity [m/s] (per world), span tensions [N],
         and whether every light weight is still clear of its pinhole."""
-        self.graph = None
-        if self.device.is_cuda:
-            with wp.ScopedCapture(device=self.device) as capture:
-                self.simulate()
-            self.graph = capture.graph
 
-    def simulate(self):
-        """One frame: ``substeps`` solver steps (an even number, so a captured graph ends on state_0)."""
-        for _ in range(self.substeps):
-            self.solver.step(self.state_0, self.state_1, self.control, None, self.sim_dt)
-            self.state_0, self.state_1 = self.state_1, self.state_0
-
-    def step(self):
-        """Advance one frame (1/60 s) and record velocities and tensions."""
-        if self.graph is not None:
-            wp.capture_launch(self.graph)
-        else:
-            self.simulate()
-        self.sim_time += self.frame_dt
+    def after_frame(self):
+        """Record velocities and tensions after each frame."""
         q = self.state_0.body_q.numpy().astype(np.float64)
         qd = self.state_0.body_qd.numpy().astype(np.float64)
         clear = bool(np.all(np.linalg.norm(q[self.light, :3] - self.pinhole_2, axis=1) > CLEARANCE))
@@ -140,13 +106,7 @@ class Example:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Two weights on one cable through two frictionless pinholes.")
-    parser.add_argument("--frames", type=int, default=45, help="frames of 1/60 s to simulate")
-    parser.add_argument("--device", default=None, help="Warp device, e.g. cpu or cuda:0")
-    parser.add_argument("--worlds", type=int, default=1, help="number of replicated worlds")
-    args = parser.parse_args(argv)
-    wp.config.quiet = True  # Warp < 1.19
-    wp.config.log_level = getattr(wp, "LOG_WARNING", 30)  # Warp >= 1.19
+    args = parse_example_args(argv, "Two weights on one cable through two frictionless pinholes.", frames=45)
     example = Example(device=args.device, world_count=args.worlds)
     for _ in range(args.frames):
         example.step()

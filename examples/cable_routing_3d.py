@@ -22,10 +22,9 @@ Run:
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
-import warp as wp
+
+from ._common import CableExample, parse_example_args
 
 GRAVITY = 9.81
 """Gravitational acceleration [m/s^2] (the builder's default, along -Z)."""
@@ -47,27 +46,17 @@ WEIGHT_START = (1.1, 1.45, 1.25)
 """Initial weight position [m]: 0.35 m to the +Y side of the vertical below the last roller."""
 
 
-class Example:
+class Example(CableExample):
     """3D cable route with a pendulum weight, replicated into ``world_count`` worlds.
 
-    Args:
-        device: Warp device (default: Warp's default device).
-        world_count: number of identical worlds.
-        solver: "xpbd" (the only tendon solver available now).
+    Constructed as ``Example(device=None, world_count=1, solver="xpbd")``, see :class:`CableExample`.
     """
 
-    def __init__(self, device=None, world_count: int = 1, solver: str = "xpbd"):
-        import newton_tendon as nt
+    name = "cable_routing_3d"
+    substeps = 8
+    spacing = (2.0, 2.0, 0.0)
 
-        if solver != "xpbd":
-            raise ValueError(f"cable_routing_3d: unknown solver {solver!r}; only 'xpbd' is available")
-        self.fps = 60
-        self.frame_dt = 1.0 / self.fps
-        self.substeps = 8
-        self.sim_dt = self.frame_dt / self.substeps
-        self.sim_time = 0.0
-        self.world_count = world_count
-
+    def build_world(self, nt):
         world = nt.ModelBuilder()
         weight = world.add_body(
             xform=(*WEIGHT_START, 0, 0, 0, 1), mass=MASS, inertia=np.eye(3) * 1.0e-3, label="weight"
@@ -87,39 +76,17 @@ class Example:
         route.append(nt.TendonGuide(body=weight))
         world.add_tendon(route, label="cable")
         self.guides_per_tendon = len(route)
-        scene = nt.ModelBuilder()
-        scene.replicate(world, world_count, spacing=(2.0, 2.0, 0.0))
-        self.model = scene.finalize(device)
-        self.device = self.model.device
-        self.weight = np.arange(world_count) * world.body_count + weight
+        self.weight = self.per_world(world, weight)
+        return world
 
-        self.solver = nt.solvers.SolverXPBD(self.model, iterations=8)
-        self.state_0 = self.model.state()
-        self.state_1 = self.model.state()
-        self.control = self.model.control()
+    def setup(self, nt):
         self.initial_length = None
         """Geometric cable length [m] per world after the first step."""
         self.history: list[dict] = []
         """Per frame: cable length [m], span tensions [N], pendulum tension [N], wraps [rad]."""
-        self.graph = None
-        if self.device.is_cuda:
-            with wp.ScopedCapture(device=self.device) as capture:
-                self.simulate()
-            self.graph = capture.graph
 
-    def simulate(self):
-        """One frame: ``substeps`` solver steps (an even number, so a captured graph ends on state_0)."""
-        for _ in range(self.substeps):
-            self.solver.step(self.state_0, self.state_1, self.control, None, self.sim_dt)
-            self.state_0, self.state_1 = self.state_1, self.state_0
-
-    def step(self):
-        """Advance one frame (1/60 s) and record the cable length and tensions."""
-        if self.graph is not None:
-            wp.capture_launch(self.graph)
-        else:
-            self.simulate()
-        self.sim_time += self.frame_dt
+    def after_frame(self):
+        """Record the cable length and tensions after each frame."""
         s = self.solver
         nseg = self.guides_per_tendon - 1
         length = s.tendon_length.numpy().astype(np.float64)
@@ -171,13 +138,7 @@ class Example:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="A cable routed in 3D over three rollers to a swinging weight.")
-    parser.add_argument("--frames", type=int, default=120, help="frames of 1/60 s to simulate")
-    parser.add_argument("--device", default=None, help="Warp device, e.g. cpu or cuda:0")
-    parser.add_argument("--worlds", type=int, default=1, help="number of replicated worlds")
-    args = parser.parse_args(argv)
-    wp.config.quiet = True  # Warp < 1.19
-    wp.config.log_level = getattr(wp, "LOG_WARNING", 30)  # Warp >= 1.19
+    args = parse_example_args(argv, "A cable routed in 3D over three rollers to a swinging weight.", frames=120)
     example = Example(device=args.device, world_count=args.worlds)
     for _ in range(args.frames):
         example.step()

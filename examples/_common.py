@@ -1,0 +1,117 @@
+"""Scaffolding shared by the cable examples: frame timing, solver and states, CUDA graph, CLI.
+
+An example subclasses :class:`CableExample`, builds one world in :meth:`CableExample.build_world`
+and fills in the hooks it needs; the base class replicates the world, finalizes the model, creates
+the XPBD solver, the two states and the control, captures :meth:`CableExample.simulate` in a CUDA
+graph where it can, and advances frames in :meth:`CableExample.step`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import warp as wp
+
+
+class CableExample:
+    """Base of the cable examples: ``world_count`` copies of one world stepped by ``SolverXPBD``.
+
+    Args:
+        device: Warp device (default: Warp's default device).
+        world_count: number of copies (``worlds_per_copy * world_count`` worlds).
+        solver: "xpbd" (the only tendon solver available now).
+    """
+
+    name = "cable_example"
+    """Example name, used in error messages."""
+    fps = 60
+    """Frames per second: ``step`` advances 1/fps s."""
+    substeps = 4
+    """Solver steps per frame (an even number, so a captured graph ends on state_0)."""
+    iterations = 8
+    """XPBD iterations per solver step."""
+    worlds_per_copy = 1
+    """Worlds that ``build_world`` is replicated into per unit of ``world_count``."""
+    spacing = (1.0, 1.0, 0.0)
+    """Spacing [m] of the replicated worlds on their grid."""
+
+    def __init__(self, device=None, world_count: int = 1, solver: str = "xpbd"):
+        import newton_tendon as nt
+
+        if solver != "xpbd":
+            raise ValueError(f"{self.name}: unknown solver {solver!r}; only 'xpbd' is available")
+        self.frame_dt = 1.0 / self.fps
+        self.sim_dt = self.frame_dt / self.substeps
+        self.sim_time = 0.0
+        self.world_count = self.worlds_per_copy * world_count
+
+        world = self.build_world(nt)
+        scene = nt.ModelBuilder()
+        scene.replicate(world, self.world_count, spacing=self.spacing)
+        self.model = scene.finalize(device)
+        self.device = self.model.device
+
+        self.solver = nt.solvers.SolverXPBD(self.model, iterations=self.iterations, **self.solver_kwargs())
+        self.state_0 = self.model.state()
+        self.state_1 = self.model.state()
+        self.control = self.model.control()
+        self.setup(nt)
+        self.graph = None
+        if self.device.is_cuda:
+            with wp.ScopedCapture(device=self.device) as capture:
+                self.simulate()
+            self.graph = capture.graph
+
+    # Hooks -------------------------------------------------------------------------------------
+
+    def build_world(self, nt) -> object:
+        """Build and return one world (an ``nt.ModelBuilder``); it is replicated ``world_count`` times."""
+        raise NotImplementedError
+
+    def solver_kwargs(self) -> dict:
+        """Extra keyword arguments for ``SolverXPBD`` (besides ``iterations``)."""
+        return {}
+
+    def setup(self, nt) -> None:
+        """Per-example work after the solver, states and control exist and before graph capture."""
+
+    def before_frame(self) -> None:
+        """Per-example work before each frame (e.g. prescribing kinematic velocities)."""
+
+    def after_frame(self) -> None:
+        """Per-example work after each frame (e.g. recording history)."""
+
+    # Shared ------------------------------------------------------------------------------------
+
+    def per_world(self, world, local_body: int) -> np.ndarray:
+        """Index of body ``local_body`` of the complete one-world builder ``world`` in each replicated world."""
+        return np.arange(self.world_count) * world.body_count + local_body
+
+    def simulate(self):
+        """One frame: ``substeps`` solver steps (an even number, so a captured graph ends on state_0)."""
+        for _ in range(self.substeps):
+            self.solver.step(self.state_0, self.state_1, self.control, None, self.sim_dt)
+            self.state_0, self.state_1 = self.state_1, self.state_0
+
+    def step(self):
+        """Advance one frame (1/fps s), with the example's work before and after it."""
+        self.before_frame()
+        if self.graph is not None:
+            wp.capture_launch(self.graph)
+        else:
+            self.simulate()
+        self.sim_time += self.frame_dt
+        self.after_frame()
+
+
+def parse_example_args(argv, description: str, frames: int, worlds_help: str = "number of replicated worlds"):
+    """Parse an example's ``--frames``, ``--device`` and ``--worlds`` and quiet Warp's start-up log."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--frames", type=int, default=frames, help="frames of 1/60 s to simulate")
+    parser.add_argument("--device", default=None, help="Warp device, e.g. cpu or cuda:0")
+    parser.add_argument("--worlds", type=int, default=1, help=worlds_help)
+    args = parser.parse_args(argv)
+    wp.config.quiet = True  # Warp < 1.19
+    wp.config.log_level = getattr(wp, "LOG_WARNING", 30)  # Warp >= 1.19
+    return args
