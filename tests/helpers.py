@@ -56,3 +56,20 @@ def capture_steps(sim: Sim, dt: float, n: int):
     with wp.ScopedCapture(device=sim.model.device) as cap:
         sim.step(dt, n)
     return cap.graph
+
+
+def same(a, b) -> bool:
+    """Deep equality of builder state: containers elementwise, numpy arrays with np.array_equal, same types."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, set):
+        return a == b
+    if isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b):
+        return True
+    return a == b

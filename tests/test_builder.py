@@ -30,6 +30,8 @@ from newton_tendon import state as state_module
 from warp_kernels import types as T
 from warp_kernels.collide import pair_contact_capacity
 
+from .helpers import same
+
 REL = 1.0e-6
 NAN = float("nan")
 INF = float("inf")
@@ -83,19 +85,6 @@ def shift_inertia(m, d):
     """Parallel-axis term m (|d|^2 E - d d^T) moving an inertia from the COM to a point at offset d."""
     d = np.asarray(d, dtype=np.float64)
     return m * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
-
-
-def same(a, b) -> bool:
-    """Deep equality of builder state: containers elementwise, numpy arrays with np.array_equal, same types."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b)
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return a == b
 
 
 def diff_keys(before: dict, after: dict) -> list[str]:

@@ -27,6 +27,8 @@ from newton_tendon import (
     TendonGuideType,
 )
 
+from .helpers import same
+
 ROLLER, ANCHOR, PINHOLE = TendonGuideType.ROLLER, TendonGuideType.ANCHOR, TendonGuideType.PINHOLE
 DYNAMIC = int(TendonGuideFlags.DYNAMIC)
 TENDON, GUIDE, SEGMENT = AttributeFrequency.TENDON, AttributeFrequency.TENDON_GUIDE, AttributeFrequency.TENDON_SEGMENT
@@ -44,23 +46,6 @@ MODEL_REL = 1.0e-6  # float32 storage and kernel arithmetic on O(1) lengths
 def snapshot(b: ModelBuilder) -> dict:
     """Deep copy of every attribute of the builder (lists, dicts, sets and scalars) from ``vars``."""
     return copy.deepcopy(vars(b))
-
-
-def same(a, b) -> bool:
-    """Deep equality of builder state: containers elementwise, numpy arrays with np.array_equal, same types."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b)
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, set):
-        return a == b
-    if isinstance(a, float) and math.isnan(a):
-        return math.isnan(b)
-    return a == b
 
 
 def changed(before: dict, b: ModelBuilder) -> list[str]:

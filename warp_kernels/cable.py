@@ -127,6 +127,34 @@ def span_damping(tm: TendonModel, s: int, bypass: bool):
 
 
 @wp.func
+def arc_leaving(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform), m_local: wp.vec3, x: wp.vec3):
+    """Cable [m] wound off roller g between its material point m (body-local) and the leaving
+    tangent point x: r phi(m -> x); 0 for point guides."""
+    if not is_roller(tm, g):
+        return 0.0
+    c, n, r, o = roller_frame(tm, g, body_q)
+    return r * winding_angle(c, n, o, to_world(tm, g, body_q, m_local), x)
+
+
+@wp.func
+def arc_arriving(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform), x: wp.vec3, m_local: wp.vec3):
+    """Cable [m] wound off roller g between the arriving tangent point x and its material point m:
+    r phi(x -> m); 0 for point guides."""
+    if not is_roller(tm, g):
+        return 0.0
+    c, n, r, o = roller_frame(tm, g, body_q)
+    return r * winding_angle(c, n, o, x, to_world(tm, g, body_q, m_local))
+
+
+@wp.func
+def material_wrap(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform), m_in: wp.vec3, m_out: wp.vec3):
+    """Wrap [rad] of roller g between the material points of its arriving and leaving spans
+    (body-local), mapped to [-pi/2, 3pi/2)."""
+    c, n, r, o = roller_frame(tm, g, body_q)
+    return wrap_from_angle(winding_angle(c, n, o, to_world(tm, g, body_q, m_in), to_world(tm, g, body_q, m_out)))
+
+
+@wp.func
 def span_length(
     tm: TendonModel,
     gl: int,
@@ -141,13 +169,7 @@ def span_length(
     ``ml`` (on gl's body) and ``mr`` (on gr's body); see the module docstring.
     """
     xl, xr = span_points(tm, gl, gr, body_q)
-    length = wp.length(xr - xl)
-    if is_roller(tm, gl):
-        c, n, r, o = roller_frame(tm, gl, body_q)
-        length = length + r * winding_angle(c, n, o, to_world(tm, gl, body_q, ml), xl)
-    if is_roller(tm, gr):
-        c, n, r, o = roller_frame(tm, gr, body_q)
-        length = length + r * winding_angle(c, n, o, xr, to_world(tm, gr, body_q, mr))
+    length = wp.length(xr - xl) + arc_leaving(tm, gl, body_q, ml, xl) + arc_arriving(tm, gr, body_q, xr, mr)
     return xl, xr, length
 
 
@@ -390,10 +412,7 @@ def begin_step(
             if active[g] != 0:
                 if clear > r * (1.0 + activation_tol):
                     # Release: the arc's material joins the merged span (exact conservation).
-                    c, n, rr, o = roller_frame(tm, g, body_q)
-                    theta = wrap_from_angle(
-                        winding_angle(c, n, o, to_world(tm, g, body_q, mr[s_in]), to_world(tm, g, body_q, ml[s_out]))
-                    )
+                    theta = material_wrap(tm, g, body_q, mr[s_in], ml[s_out])
                     merged = rest[s_in] + r * theta + rest[s_out]
                     rest[s_out] = wp.max(merged, REST_LENGTH_FLOOR)
                     ml[s_out] = ml[s_in]
@@ -409,14 +428,8 @@ def begin_step(
                 theta = wp.max(wrap_from_angle(winding_angle(c, n, o, t_in, t_out)), 0.0)
                 free_in = wp.length(t_in - xa)
                 free_out = wp.length(xb - t_out)
-                eff_in = free_in
-                eff_out = free_out
-                if is_roller(tm, g - 1):
-                    c1, n1, r1, o1 = roller_frame(tm, g - 1, body_q)
-                    eff_in = eff_in + r1 * winding_angle(c1, n1, o1, to_world(tm, g - 1, body_q, ml[s_out]), xa)
-                if is_roller(tm, g + 1):
-                    c2, n2, r2, o2 = roller_frame(tm, g + 1, body_q)
-                    eff_out = eff_out + r2 * winding_angle(c2, n2, o2, xb, to_world(tm, g + 1, body_q, mr[s_out]))
+                eff_in = free_in + arc_leaving(tm, g - 1, body_q, ml[s_out], xa)
+                eff_out = free_out + arc_arriving(tm, g + 1, body_q, xb, mr[s_out])
                 avail = rest[s_out] - r * theta
                 share = float(0.5)
                 if eff_in + eff_out > 1.0e-12:
@@ -442,10 +455,7 @@ def begin_step(
         if is_roller(tm, g) and active[g] != 0 and not is_dynamic(tm, g):
             s_in = seg_index(t, g)
             s_out = out_segment(t, g, active)
-            c, n, r, o = roller_frame(tm, g, body_q)
-            theta = wrap_from_angle(
-                winding_angle(c, n, o, to_world(tm, g, body_q, mr[s_in]), to_world(tm, g, body_q, ml[s_out]))
-            )
+            theta = material_wrap(tm, g, body_q, mr[s_in], ml[s_out])
             if theta < -WRAP_TOLERANCE or theta > wp.pi + WRAP_TOLERANCE:
                 wrap_error[g] = 1
 
@@ -751,9 +761,7 @@ def tendon_diagnostics(
             s_in = seg_index(t, g)
             s_out = out_segment(t, g, active)
             c, n, r, o = roller_frame(tm, g, body_q)
-            theta_m = wrap_from_angle(
-                winding_angle(c, n, o, to_world(tm, g, body_q, mr[s_in]), to_world(tm, g, body_q, ml[s_out]))
-            )
+            theta_m = material_wrap(tm, g, body_q, mr[s_in], ml[s_out])
             theta = wrap_from_angle(winding_angle(c, n, o, attach_r[s_in], attach_l[s_out]))
             guide_wrap_angle[g] = theta
             cable = cable + r * theta_m
