@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from warp_kernels.cable import TendonHistory
+
 
 class State:
     """Body poses, velocities and applied forces of every world at one instant.
@@ -21,9 +23,7 @@ class State:
         self.body_f = wp.zeros(model.body_count, dtype=wp.spatial_vector, device=dev)
         """External wrench (force [N] then torque about the COM [N m], world), shape [body_count],
         wp.spatial_vector. Cleared by ``clear_forces``; solvers only read it."""
-        ns = getattr(model, "tendon_segment_count", 0)
-        ng = getattr(model, "tendon_guide_count", 0)
-        nt = getattr(model, "tendon_count", 0)
+        ns, ng, nt = model.tendon_segment_count, model.tendon_guide_count, model.tendon_count
         self.tendon_segment_rest_length = (
             wp.clone(model.tendon_segment_initial_rest_length) if ns else wp.zeros(0, dtype=float, device=dev)
         )
@@ -41,6 +41,13 @@ class State:
         self.tendon_seeded = wp.zeros(nt, dtype=wp.int32, device=dev)
         """1 once a tendon's history was initialized (the first step seeds it from the model's baseline),
         shape [tendon_count], int32."""
+        self.tendon_history = TendonHistory()
+        """The tendon history arrays above bundled for kernels (shares their buffers; not copied by ``assign``)."""
+        self.tendon_history.rest = self.tendon_segment_rest_length
+        self.tendon_history.active = self.tendon_guide_active
+        self.tendon_history.ml = self.tendon_segment_attachment_local_l
+        self.tendon_history.mr = self.tendon_segment_attachment_local_r
+        self.tendon_history.seeded = self.tendon_seeded
 
     def clear_forces(self):
         """Zero the external forces ``body_f`` (graph-capturable)."""

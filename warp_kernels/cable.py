@@ -82,6 +82,56 @@ WRAP_TOLERANCE = wp.constant(1.0e-4)
 """Angle [rad] by which a fixed roller's wrap may leave [0, pi] before it is flagged."""
 
 
+@wp.struct
+class TendonHistory:
+    """A State's routed-tendon history: material per span, route membership, body-local material
+    points of each span's ends, and whether the history was seeded (see ``State``)."""
+
+    rest: wp.array(dtype=float)
+    active: wp.array(dtype=wp.int32)
+    ml: wp.array(dtype=wp.vec3)
+    mr: wp.array(dtype=wp.vec3)
+    seeded: wp.array(dtype=wp.int32)
+
+
+@wp.struct
+class TendonWork:
+    """Solver-owned per-step tendon arrays: starting span lengths, multipliers and the scratch of
+    the material relaxation (runs of frictionless spans, capstan ratios), plus the attachment
+    points and wrap flags that double as diagnostics."""
+
+    l0: wp.array(dtype=float)
+    lam: wp.array(dtype=float)
+    lam_hat: wp.array(dtype=float)
+    stiff: wp.array(dtype=float)
+    xl: wp.array(dtype=wp.vec3)
+    xr: wp.array(dtype=wp.vec3)
+    ratio: wp.array(dtype=float)
+    run_first: wp.array(dtype=wp.int32)
+    run_flex: wp.array(dtype=float)
+    run_num: wp.array(dtype=float)
+    run_begin: wp.array(dtype=wp.int32)
+    run_end: wp.array(dtype=wp.int32)
+    run_scale: wp.array(dtype=float)
+    wrap_error: wp.array(dtype=wp.int32)
+
+
+@wp.struct
+class TendonDiagnostics:
+    """Solver diagnostics written after each step (names as on the solver, see ``SolverBase``)."""
+
+    material_tension: wp.array(dtype=float)
+    damping_tension: wp.array(dtype=float)
+    seg_active: wp.array(dtype=wp.int32)
+    seg_compliance: wp.array(dtype=float)
+    guide_l: wp.array(dtype=wp.int32)
+    guide_r: wp.array(dtype=wp.int32)
+    guide_active: wp.array(dtype=wp.int32)
+    guide_wrap: wp.array(dtype=float)
+    total_cable: wp.array(dtype=float)
+    total_length: wp.array(dtype=float)
+
+
 @wp.func
 def seg_index(t: int, g: int):
     """Segment owned by guide g of tendon t (its incoming span)."""
@@ -306,12 +356,14 @@ def seed_tendon(
     body_q: wp.array(dtype=wp.transform),
     baseline_rest: wp.array(dtype=float),
     baseline_active: wp.array(dtype=wp.int32),
-    rest: wp.array(dtype=float),
-    active: wp.array(dtype=wp.int32),
-    ml: wp.array(dtype=wp.vec3),
-    mr: wp.array(dtype=wp.vec3),
+    hist: TendonHistory,
 ):
     """Initialize a tendon's history from the baseline: material points at the current tangent points."""
+    rest = hist.rest
+    active = hist.active
+    ml = hist.ml
+    mr = hist.mr
+    hist.seeded[t] = 1
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
     for g in range(g0, g1):
@@ -336,19 +388,14 @@ def reset_tendons(
     baseline_rest: wp.array(dtype=float),
     baseline_active: wp.array(dtype=wp.int32),
     # State (in place):
-    rest: wp.array(dtype=float),
-    active: wp.array(dtype=wp.int32),
-    ml: wp.array(dtype=wp.vec3),
-    mr: wp.array(dtype=wp.vec3),
-    seeded: wp.array(dtype=wp.int32),
+    hist: TendonHistory,
 ):
     """Restore the baseline material of the selected worlds' tendons, re-seeded at ``body_q``."""
     t = wp.tid()
     w = tm.world[t]
     if w >= 0 and world_mask[w] == 0:
         return
-    seed_tendon(tm, t, body_q, baseline_rest, baseline_active, rest, active, ml, mr)
-    seeded[t] = 1
+    seed_tendon(tm, t, body_q, baseline_rest, baseline_active, hist)
 
 
 @wp.kernel
@@ -358,21 +405,10 @@ def begin_step(
     body_q: wp.array(dtype=wp.transform),
     baseline_rest: wp.array(dtype=float),
     baseline_active: wp.array(dtype=wp.int32),
-    # State in:
-    rest_in: wp.array(dtype=float),
-    active_in: wp.array(dtype=wp.int32),
-    ml_in: wp.array(dtype=wp.vec3),
-    mr_in: wp.array(dtype=wp.vec3),
-    seeded_in: wp.array(dtype=wp.int32),
-    # State out:
-    rest: wp.array(dtype=float),
-    active: wp.array(dtype=wp.int32),
-    ml: wp.array(dtype=wp.vec3),
-    mr: wp.array(dtype=wp.vec3),
-    seeded: wp.array(dtype=wp.int32),
-    # Solver workspace out:
-    l0: wp.array(dtype=float),
-    wrap_error: wp.array(dtype=wp.int32),
+    hist_in: TendonHistory,
+    # Out:
+    hist: TendonHistory,
+    work: TendonWork,
 ):
     """Accept the pose ``body_q`` (the step's input state): fold wound arcs into the spans, move the
     material points to the current tangent points, engage or release dynamic rollers, and record
@@ -380,17 +416,23 @@ def begin_step(
     t = wp.tid()
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
-    seeded[t] = 1
-    if seeded_in[t] == 0:
-        seed_tendon(tm, t, body_q, baseline_rest, baseline_active, rest, active, ml, mr)
+    rest = hist.rest
+    active = hist.active
+    ml = hist.ml
+    mr = hist.mr
+    l0 = work.l0
+    wrap_error = work.wrap_error
+    if hist_in.seeded[t] == 0:
+        seed_tendon(tm, t, body_q, baseline_rest, baseline_active, hist)
     else:
+        hist.seeded[t] = 1
         for g in range(g0, g1):
-            active[g] = active_in[g]
+            active[g] = hist_in.active[g]
         for g in range(g0 + 1, g1):
             s = seg_index(t, g)
-            rest[s] = rest_in[s]
-            ml[s] = ml_in[s]
-            mr[s] = mr_in[s]
+            rest[s] = hist_in.rest[s]
+            ml[s] = hist_in.ml[s]
+            mr[s] = hist_in.mr[s]
             if active[g] == 0:
                 continue
             gl = left_guide(g, active)
@@ -474,25 +516,9 @@ def solve_tendons(
     settle_tol: float,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
-    active: wp.array(dtype=wp.int32),
-    ml: wp.array(dtype=wp.vec3),
-    mr: wp.array(dtype=wp.vec3),
-    l0: wp.array(dtype=float),
-    # In/out:
-    rest: wp.array(dtype=float),
-    lam: wp.array(dtype=float),
-    # Workspace:
-    lam_hat: wp.array(dtype=float),
-    stiff: wp.array(dtype=float),
-    xl_buf: wp.array(dtype=wp.vec3),
-    xr_buf: wp.array(dtype=wp.vec3),
-    ratio: wp.array(dtype=float),
-    run_first: wp.array(dtype=wp.int32),
-    run_flex: wp.array(dtype=float),
-    run_num: wp.array(dtype=float),
-    run_begin: wp.array(dtype=wp.int32),
-    run_end: wp.array(dtype=wp.int32),
-    run_scale: wp.array(dtype=float),
+    # In/out (material transfer writes hist.rest):
+    hist: TendonHistory,
+    work: TendonWork,
     # Out:
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
@@ -501,6 +527,23 @@ def solve_tendons(
     Guide g writes its incoming-span correction to slot ``slot_base + 2 g`` and its outgoing-span
     correction to ``slot_base + 2 g + 1``."""
     t = wp.tid()
+    rest = hist.rest
+    active = hist.active
+    ml = hist.ml
+    mr = hist.mr
+    l0 = work.l0
+    lam = work.lam
+    lam_hat = work.lam_hat
+    stiff = work.stiff
+    xl_buf = work.xl
+    xr_buf = work.xr
+    ratio = work.ratio
+    run_first = work.run_first
+    run_flex = work.run_flex
+    run_num = work.run_num
+    run_begin = work.run_begin
+    run_end = work.run_end
+    run_scale = work.run_scale
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
     dt2 = dt * dt
@@ -694,25 +737,10 @@ def tendon_diagnostics(
     tm: TendonModel,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
-    rest: wp.array(dtype=float),
-    active: wp.array(dtype=wp.int32),
-    ml: wp.array(dtype=wp.vec3),
-    mr: wp.array(dtype=wp.vec3),
-    l0: wp.array(dtype=float),
-    lam: wp.array(dtype=float),
+    hist: TendonHistory,
+    work: TendonWork,
     # Out:
-    material_tension: wp.array(dtype=float),
-    damping_tension: wp.array(dtype=float),
-    seg_active: wp.array(dtype=wp.int32),
-    seg_compliance: wp.array(dtype=float),
-    guide_l: wp.array(dtype=wp.int32),
-    guide_r: wp.array(dtype=wp.int32),
-    attach_l: wp.array(dtype=wp.vec3),
-    attach_r: wp.array(dtype=wp.vec3),
-    guide_active: wp.array(dtype=wp.int32),
-    guide_wrap_angle: wp.array(dtype=float),
-    total_cable: wp.array(dtype=float),
-    total_length: wp.array(dtype=float),
+    diag: TendonDiagnostics,
 ):
     """Tensions, span endpoints, wraps and cable totals at the step's final pose.
 
@@ -721,6 +749,22 @@ def tendon_diagnostics(
     ``sum L + sum r theta(m_in -> m_out)``; ``total_length`` the geometric ``sum |x_r - x_l| + sum r theta``.
     """
     t = wp.tid()
+    rest = hist.rest
+    active = hist.active
+    ml = hist.ml
+    mr = hist.mr
+    l0 = work.l0
+    lam = work.lam
+    attach_l = work.xl
+    attach_r = work.xr
+    material_tension = diag.material_tension
+    damping_tension = diag.damping_tension
+    seg_active = diag.seg_active
+    seg_compliance = diag.seg_compliance
+    guide_l = diag.guide_l
+    guide_r = diag.guide_r
+    guide_active = diag.guide_active
+    guide_wrap_angle = diag.guide_wrap
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
     cable = float(0.0)
@@ -770,5 +814,5 @@ def tendon_diagnostics(
             s_in = seg_index(t, g)
             s_out = out_segment(t, g, active)
             guide_wrap_angle[g] = bend_angle(attach_l[s_in], guide_point(tm, g, body_q), attach_r[s_out])
-    total_cable[t] = cable
-    total_length[t] = geometric
+    diag.total_cable[t] = cable
+    diag.total_length[t] = geometric

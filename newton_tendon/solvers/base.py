@@ -84,7 +84,6 @@ class SolverBase:
         m = self.model
         dev = self.device
         ns, ng, nt = m.tendon_segment_count, m.tendon_guide_count, m.tendon_count
-        self._tendon_l0 = wp.zeros(ns, dtype=float, device=dev)
         self.tendon_segment_lambda = wp.zeros(ns, dtype=float, device=dev)
         """XPBD multiplier of each span's stretch row [N s^2] after the last step (0 on VBD)."""
         self.tendon_segment_material_tension = wp.zeros(ns, dtype=float, device=dev)
@@ -114,6 +113,35 @@ class SolverBase:
         self.tendon_length = wp.zeros(nt, dtype=float, device=dev)
         """Geometric length per tendon [m]: free spans plus wrapped arcs at the final pose."""
 
+        work = cable_kernels.TendonWork()
+        work.l0 = wp.zeros(ns, dtype=float, device=dev)
+        work.lam = self.tendon_segment_lambda
+        work.lam_hat = wp.zeros(ns, dtype=float, device=dev)
+        work.stiff = wp.zeros(ns, dtype=float, device=dev)
+        work.xl = self.tendon_segment_attachment_l
+        work.xr = self.tendon_segment_attachment_r
+        work.ratio = wp.zeros(ng, dtype=float, device=dev)
+        work.run_first = wp.zeros(ns, dtype=wp.int32, device=dev)
+        work.run_flex = wp.zeros(ns, dtype=float, device=dev)
+        work.run_num = wp.zeros(ns, dtype=float, device=dev)
+        work.run_begin = wp.zeros(ns, dtype=wp.int32, device=dev)
+        work.run_end = wp.zeros(ns, dtype=wp.int32, device=dev)
+        work.run_scale = wp.zeros(ns, dtype=float, device=dev)
+        work.wrap_error = self.tendon_guide_wrap_error
+        self._tendon_work = work
+        diag = cable_kernels.TendonDiagnostics()
+        diag.material_tension = self.tendon_segment_material_tension
+        diag.damping_tension = self.tendon_segment_damping_tension
+        diag.seg_active = self.tendon_segment_active
+        diag.seg_compliance = self.tendon_segment_active_compliance
+        diag.guide_l = self.tendon_segment_active_guide_l
+        diag.guide_r = self.tendon_segment_active_guide_r
+        diag.guide_active = self.tendon_guide_active
+        diag.guide_wrap = self.tendon_guide_wrap
+        diag.total_cable = self.tendon_total_cable
+        diag.total_length = self.tendon_length
+        self._tendon_diag = diag
+
     def _begin_tendon_step(self, state_in: State, state_out: State):
         m = self.model
         if not m.tendon_count:
@@ -128,21 +156,9 @@ class SolverBase:
                 state_in.body_q,
                 m.tendon_segment_initial_rest_length,
                 m.tendon_guide_initial_active,
-                state_in.tendon_segment_rest_length,
-                state_in.tendon_guide_active,
-                state_in.tendon_segment_attachment_local_l,
-                state_in.tendon_segment_attachment_local_r,
-                state_in.tendon_seeded,
+                state_in.tendon_history,
             ],
-            outputs=[
-                state_out.tendon_segment_rest_length,
-                state_out.tendon_guide_active,
-                state_out.tendon_segment_attachment_local_l,
-                state_out.tendon_segment_attachment_local_r,
-                state_out.tendon_seeded,
-                self._tendon_l0,
-                self.tendon_guide_wrap_error,
-            ],
+            outputs=[state_out.tendon_history, self._tendon_work],
             device=self.device,
         )
 
@@ -153,31 +169,8 @@ class SolverBase:
         wp.launch(
             cable_kernels.tendon_diagnostics,
             dim=m.tendon_count,
-            inputs=[
-                self._tendons,
-                dt,
-                state.body_q,
-                state.tendon_segment_rest_length,
-                state.tendon_guide_active,
-                state.tendon_segment_attachment_local_l,
-                state.tendon_segment_attachment_local_r,
-                self._tendon_l0,
-                self.tendon_segment_lambda,
-            ],
-            outputs=[
-                self.tendon_segment_material_tension,
-                self.tendon_segment_damping_tension,
-                self.tendon_segment_active,
-                self.tendon_segment_active_compliance,
-                self.tendon_segment_active_guide_l,
-                self.tendon_segment_active_guide_r,
-                self.tendon_segment_attachment_l,
-                self.tendon_segment_attachment_r,
-                self.tendon_guide_active,
-                self.tendon_guide_wrap,
-                self.tendon_total_cable,
-                self.tendon_length,
-            ],
+            inputs=[self._tendons, dt, state.body_q, state.tendon_history, self._tendon_work],
+            outputs=[self._tendon_diag],
             device=self.device,
         )
 
@@ -219,13 +212,7 @@ class SolverBase:
                     m.tendon_segment_initial_rest_length,
                     m.tendon_guide_initial_active,
                 ],
-                outputs=[
-                    state.tendon_segment_rest_length,
-                    state.tendon_guide_active,
-                    state.tendon_segment_attachment_local_l,
-                    state.tendon_segment_attachment_local_r,
-                    state.tendon_seeded,
-                ],
+                outputs=[state.tendon_history],
                 device=self.device,
             )
 

@@ -74,15 +74,6 @@ class SolverXPBD(SolverBase):
         self._slot_delta = wp.zeros(slots, dtype=wp.spatial_vector, device=dev)
         self._slot_weight = wp.zeros(slots, dtype=float, device=dev)
         self._slot_wrench = wp.zeros(max(self._summed_slot_count, 1), dtype=wp.spatial_vector, device=dev)
-        self._tendon_lambda_hat = wp.zeros(m.tendon_segment_count, dtype=float, device=dev)
-        self._tendon_stiffness = wp.zeros(m.tendon_segment_count, dtype=float, device=dev)
-        self._tendon_ratio = wp.zeros(m.tendon_guide_count, dtype=float, device=dev)
-        self._tendon_run_first = wp.zeros(m.tendon_segment_count, dtype=wp.int32, device=dev)
-        self._tendon_run_flex = wp.zeros(m.tendon_segment_count, dtype=float, device=dev)
-        self._tendon_run_num = wp.zeros(m.tendon_segment_count, dtype=float, device=dev)
-        self._tendon_run_begin = wp.zeros(m.tendon_segment_count, dtype=wp.int32, device=dev)
-        self._tendon_run_end = wp.zeros(m.tendon_segment_count, dtype=wp.int32, device=dev)
-        self._tendon_run_scale = wp.zeros(m.tendon_segment_count, dtype=float, device=dev)
         self._joint_lambda = wp.zeros(m.joint_count, dtype=float, device=dev)
         self._joint_q_prev = wp.zeros(m.joint_coord_count, dtype=float, device=dev)
         self._joint_qd_prev = wp.zeros(m.joint_dof_count, dtype=float, device=dev)
@@ -210,23 +201,8 @@ class SolverXPBD(SolverBase):
                     self.tendon_settle_tol,
                     dt,
                     state_out.body_q,
-                    state_out.tendon_guide_active,
-                    state_out.tendon_segment_attachment_local_l,
-                    state_out.tendon_segment_attachment_local_r,
-                    self._tendon_l0,
-                    state_out.tendon_segment_rest_length,
-                    self.tendon_segment_lambda,
-                    self._tendon_lambda_hat,
-                    self._tendon_stiffness,
-                    self.tendon_segment_attachment_l,
-                    self.tendon_segment_attachment_r,
-                    self._tendon_ratio,
-                    self._tendon_run_first,
-                    self._tendon_run_flex,
-                    self._tendon_run_num,
-                    self._tendon_run_begin,
-                    self._tendon_run_end,
-                    self._tendon_run_scale,
+                    state_out.tendon_history,
+                    self._tendon_work,
                 ],
                 outputs=[self._slot_delta],
                 device=self.device,
