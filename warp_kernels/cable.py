@@ -53,6 +53,7 @@ import warp as wp
 from warp_kernels.math import point_inv_mass, world_inv_inertia
 from warp_kernels.rigid import BodyModel, is_moving_body
 from warp_kernels.routing import (
+    ROLLER_PAIR_WARM_ITERATIONS,
     TendonModel,
     bend_angle,
     bypass_clearance,
@@ -61,6 +62,7 @@ from warp_kernels.routing import (
     is_roller,
     roller_frame,
     span_points,
+    span_points_from,
     to_local,
     to_world,
     transmits_material,
@@ -218,7 +220,8 @@ def span_length(
     ``l = |x_r - x_l| + r_l phi(m_l -> x_l) + r_r phi(x_r -> m_r)`` with body-local material points
     ``ml`` (on gl's body) and ``mr`` (on gr's body); see the module docstring.
     """
-    xl, xr = span_points(tm, gl, gr, body_q)
+    # The material point on a right-hand roller is last step's tangent point: a close start.
+    xl, xr = span_points_from(tm, gl, gr, body_q, to_world(tm, gr, body_q, mr), ROLLER_PAIR_WARM_ITERATIONS)
     length = wp.length(xr - xl) + arc_leaving(tm, gl, body_q, ml, xl) + arc_arriving(tm, gr, body_q, xr, mr)
     return xl, xr, length
 

@@ -28,8 +28,10 @@ from warp_kernels.types import GUIDE_ANCHOR, GUIDE_FLAG_DYNAMIC, GUIDE_PINHOLE, 
 
 wp.set_module_options({"enable_backward": False})
 
-ROLLER_PAIR_ITERATIONS = wp.constant(16)
-"""Fixed-point passes for a span between two rollers (each pass re-aims one tangent at the other)."""
+ROLLER_PAIR_ITERATIONS = wp.constant(17)
+"""Fixed-point passes for a span between two rollers without a prior (each pass re-aims both tangents)."""
+ROLLER_PAIR_WARM_ITERATIONS = wp.constant(4)
+"""Passes when starting from the tangent point accepted at the step start (motion per step is small)."""
 
 
 @wp.struct
@@ -167,12 +169,15 @@ def roller_frame(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform)):
 
 
 @wp.func
-def span_points(tm: TendonModel, gl: int, gr: int, body_q: wp.array(dtype=wp.transform)):
+def span_points_from(
+    tm: TendonModel, gl: int, gr: int, body_q: wp.array(dtype=wp.transform), guess_r: wp.vec3, passes: int
+):
     """World attachment points (x_l, x_r) [m] of the free span from guide gl to guide gr.
 
-    Point guides use their guide point. A roller end uses its tangent point towards the other end;
-    between two rollers the two tangents are found by ``ROLLER_PAIR_ITERATIONS`` alternating
-    passes starting from the right roller's centre (each pass contracts the error by roughly r/D).
+    Point guides use their guide point. A roller end uses its tangent point towards the other end.
+    Between two rollers the two tangents depend on each other: ``passes`` alternating passes, each
+    re-aiming one tangent at the other, start from ``guess_r`` on the right roller (each pass
+    contracts the error by roughly r/D).
     """
     xl = guide_point(tm, gl, body_q)
     xr = guide_point(tm, gr, body_q)
@@ -181,9 +186,9 @@ def span_points(tm: TendonModel, gl: int, gr: int, body_q: wp.array(dtype=wp.tra
     if rl and rr:
         cl, nl, radl, ol = roller_frame(tm, gl, body_q)
         cr, nr, radr, orr = roller_frame(tm, gr, body_q)
-        tl = roller_tangent(cl, nl, radl, -ol, cr)
-        tr = roller_tangent(cr, nr, radr, orr, tl)
-        for _k in range(ROLLER_PAIR_ITERATIONS):
+        tr = guess_r
+        tl = xl
+        for _k in range(passes):
             tl = roller_tangent(cl, nl, radl, -ol, tr)
             tr = roller_tangent(cr, nr, radr, orr, tl)
         return tl, tr
@@ -194,6 +199,13 @@ def span_points(tm: TendonModel, gl: int, gr: int, body_q: wp.array(dtype=wp.tra
         cr, nr, radr, orr = roller_frame(tm, gr, body_q)
         return xl, roller_tangent(cr, nr, radr, orr, xl)
     return xl, xr
+
+
+@wp.func
+def span_points(tm: TendonModel, gl: int, gr: int, body_q: wp.array(dtype=wp.transform)):
+    """``span_points_from`` without a prior: the roller-pair passes start from the right roller's
+    centre and run ``ROLLER_PAIR_ITERATIONS`` times."""
+    return span_points_from(tm, gl, gr, body_q, guide_point(tm, gr, body_q), ROLLER_PAIR_ITERATIONS)
 
 
 @wp.func
