@@ -778,17 +778,11 @@ class ModelBuilder:
     # ------------------------------------------------------------------------------------------
     # Custom attributes
 
-    _REFERENCE_DOMAINS = ("body", "shape", "joint", "tendon", "tendon_guide", "tendon_segment")
+    _REFERENCE_DOMAINS = tuple(f.domain for f in AttributeFrequency)
 
     def _domain_count(self, domain: str) -> int:
-        return {
-            "body": self.body_count,
-            "shape": self.shape_count,
-            "joint": self.joint_count,
-            "tendon": self.tendon_count,
-            "tendon_guide": self.tendon_guide_count,
-            "tendon_segment": self.tendon_segment_count,
-        }[domain]
+        """Number of entities in a custom-attribute domain ("body" -> body_count, ...)."""
+        return getattr(self, f"{domain}_count")
 
     def add_custom_attribute(self, attribute: CustomAttribute) -> None:
         """Declare a custom attribute; values are authored later (for tendons through ``add_tendon``).
@@ -1118,19 +1112,11 @@ class ModelBuilder:
 
     def _merge_custom_attributes(self, other: ModelBuilder, offsets: dict[str, int]):
         """Append ``other``'s custom-attribute values, shifting entity indices and integer references."""
-        freq_domain = {
-            AttributeFrequency.BODY: "body",
-            AttributeFrequency.SHAPE: "shape",
-            AttributeFrequency.JOINT: "joint",
-            AttributeFrequency.TENDON: "tendon",
-            AttributeFrequency.TENDON_GUIDE: "tendon_guide",
-            AttributeFrequency.TENDON_SEGMENT: "tendon_segment",
-        }
         for name, attr in other.custom_attributes.items():
             if name not in self.custom_attributes:
                 self.custom_attributes[name] = attr
                 self.custom_attribute_values[name] = {}
-            base = offsets[freq_domain[AttributeFrequency(attr.frequency)]]
+            base = offsets[AttributeFrequency(attr.frequency).domain]
             ref = offsets[attr.references] if attr.references else 0
             dst = self.custom_attribute_values[name]
             for idx, v in other.custom_attribute_values[name].items():
@@ -1142,8 +1128,8 @@ class ModelBuilder:
         attr = self.custom_attributes.get(name)
         if attr is None:
             raise ValueError(f"{owner}: custom attribute '{name}' is not declared")
-        domain = AttributeFrequency(attr.frequency).name.lower()
-        i = _index(owner, "index", index, self._domain_count(domain), allow_world=False)
+        count = self._domain_count(AttributeFrequency(attr.frequency).domain)
+        i = _index(owner, "index", index, count, allow_world=False)
         self.custom_attribute_values[name][i] = self._custom_value(owner, attr, value)
 
     def add_world(self, other: ModelBuilder, xform=None) -> int:

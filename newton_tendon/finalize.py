@@ -286,18 +286,10 @@ def _custom_attributes(b, m: Model):
     """One array per declared custom attribute, ``default`` where no value was authored."""
     from .tendon import AttributeFrequency
 
-    counts = {
-        AttributeFrequency.BODY: b.body_count,
-        AttributeFrequency.SHAPE: b.shape_count,
-        AttributeFrequency.JOINT: b.joint_count,
-        AttributeFrequency.TENDON: b.tendon_count,
-        AttributeFrequency.TENDON_GUIDE: b.tendon_guide_count,
-        AttributeFrequency.TENDON_SEGMENT: b.tendon_segment_count,
-    }
     m.custom_attributes = {}
     m.custom_attribute_frequency = {}
     for name, attr in b.custom_attributes.items():
-        n = counts[AttributeFrequency(attr.frequency)]
+        n = b._domain_count(AttributeFrequency(attr.frequency).domain)
         if attr.dtype == "vec3":
             values = np.tile(np.asarray(attr.default, dtype=np.float32), (n, 1))
             dtype = wp.vec3

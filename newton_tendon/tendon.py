@@ -42,6 +42,11 @@ class AttributeFrequency(enum.IntEnum):
     TENDON_GUIDE = 4
     TENDON_SEGMENT = 5
 
+    @property
+    def domain(self) -> str:
+        """The entity domain's name ("body", "tendon_guide", ...), also used for attribute references."""
+        return self.name.lower()
+
 
 @dataclass(frozen=True, kw_only=True)
 class TendonGuide:
