@@ -6,10 +6,12 @@ import numpy as np
 import warp as wp
 
 from warp_kernels import types as T
+from warp_kernels.cable import measure_baseline
 from warp_kernels.collide import pair_contact_capacity
 
 from .inertia import quat_to_matrix
-from .model import Model
+from .model import Model, tendon_model_struct
+from .tendon import AttributeFrequency
 
 
 def _resolve_worlds(b) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
@@ -269,10 +271,6 @@ def update_tendon_baseline(m: Model):
     from ``tendon_segment_rest_length`` (negative = measure) at the model's initial pose."""
     if m.tendon_count == 0:
         return
-    from warp_kernels.cable import measure_baseline
-
-    from .model import tendon_model_struct
-
     wp.launch(
         measure_baseline,
         dim=m.tendon_count,
@@ -284,8 +282,6 @@ def update_tendon_baseline(m: Model):
 
 def _custom_attributes(b, m: Model):
     """One array per declared custom attribute, ``default`` where no value was authored."""
-    from .tendon import AttributeFrequency
-
     m.custom_attributes = {}
     m.custom_attribute_frequency = {}
     for name, attr in b.custom_attributes.items():

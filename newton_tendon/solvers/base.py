@@ -6,7 +6,9 @@ import numpy as np
 import warp as wp
 
 from warp_kernels import cable as cable_kernels
+from warp_kernels.types import BODY_KINEMATIC
 
+from ..finalize import update_tendon_baseline
 from ..model import Model, ModelFlags, body_model_struct, joint_model_struct, tendon_model_struct
 from ..state import State
 
@@ -245,8 +247,6 @@ class SolverBase:
         if not np.all(np.isfinite(rest)):
             i = int(np.nonzero(~np.isfinite(rest))[0][0])
             raise ValueError(f"{name}: model.tendon_segment_rest_length[{i}] must be finite")
-        from ..finalize import update_tendon_baseline
-
         update_tendon_baseline(m)
 
     def _check_body_properties(self):
@@ -258,8 +258,6 @@ class SolverBase:
             raise ValueError(
                 f"{type(self).__name__}.notify_model_changed: body_mass must be finite and >= 0 and body_inertia finite"
             )
-        from warp_kernels.types import BODY_KINEMATIC
-
         moving = (mass > 0.0) & ((m.body_flags.numpy() & BODY_KINEMATIC) == 0)
         inv_mass = np.where(moving, 1.0 / np.where(mass > 0.0, mass, 1.0), 0.0)
         inv_inertia = np.zeros_like(inertia)
