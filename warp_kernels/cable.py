@@ -440,8 +440,12 @@ def begin_step(
                 continue
             gl = left_guide(g, active)
             xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
-            folded = wp.length(xr - xl)
-            rest[s] = wp.max(rest[s] - (length - folded), REST_LENGTH_FLOOR)
+            folded = rest[s] - (length - wp.length(xr - xl))
+            if folded < REST_LENGTH_FLOOR:
+                # The span has (almost) no free cable left to wind on: keep its material points
+                # (the arc terms stay in its length) rather than invent cable to meet the floor.
+                continue
+            rest[s] = folded
             ml[s] = to_local(tm, gl, body_q, xl)
             mr[s] = to_local(tm, g, body_q, xr)
 
