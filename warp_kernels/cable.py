@@ -463,12 +463,13 @@ def begin_step(
                     # Release: the arc's material joins the merged span (exact conservation).
                     theta = material_wrap(tm, g, body_q, mr[s_in], ml[s_out])
                     merged = rest[s_in] + r * theta + rest[s_out]
-                    rest[s_out] = wp.max(merged, REST_LENGTH_FLOOR)
-                    ml[s_out] = ml[s_in]
-                    rest[s_in] = 0.0
-                    ml[s_in] = wp.vec3()
-                    mr[s_in] = wp.vec3()
-                    active[g] = 0
+                    if merged >= REST_LENGTH_FLOOR:
+                        rest[s_out] = merged
+                        ml[s_out] = ml[s_in]
+                        rest[s_in] = 0.0
+                        ml[s_in] = wp.vec3()
+                        mr[s_in] = wp.vec3()
+                        active[g] = 0
             elif between and clear < r * (1.0 - activation_tol) and clear > 0.0:
                 # Engage: split the bypass material into arc + two spans of equal strain.
                 xa, t_in = span_points(tm, g - 1, g, body_q)
@@ -483,12 +484,14 @@ def begin_step(
                 share = float(0.5)
                 if eff_in + eff_out > 1.0e-12:
                     share = eff_in / (eff_in + eff_out)
-                rest[s_in] = wp.max(avail * share, REST_LENGTH_FLOOR)
-                rest[s_out] = wp.max(avail - avail * share, REST_LENGTH_FLOOR)
-                ml[s_in] = ml[s_out]
-                mr[s_in] = to_local(tm, g, body_q, t_in)
-                ml[s_out] = to_local(tm, g, body_q, t_out)
-                active[g] = 1
+                # Engage only if both new spans keep the floor (otherwise cable would be invented).
+                if avail * share >= REST_LENGTH_FLOOR and avail - avail * share >= REST_LENGTH_FLOOR:
+                    rest[s_in] = avail * share
+                    rest[s_out] = avail - avail * share
+                    ml[s_in] = ml[s_out]
+                    mr[s_in] = to_local(tm, g, body_q, t_in)
+                    ml[s_out] = to_local(tm, g, body_q, t_out)
+                    active[g] = 1
 
     # Starting lengths (damping) and the wrap diagnostic of fixed rollers.
     for g in range(g0 + 1, g1):
