@@ -41,6 +41,18 @@ class State:
         self.tendon_seeded = wp.zeros(nt, dtype=wp.int32, device=dev)
         """1 once a tendon's history was initialized (the first step seeds it from the model's baseline),
         shape [tendon_count], int32."""
+        nj, nc = model.joint_count, model.contact_capacity
+        self.joint_multiplier = wp.zeros(nj, dtype=wp.spatial_vector, device=dev)
+        """Augmented-Lagrangian multipliers of each joint's anchor [N] and orientation [N m] rows
+        (SolverVBD's warm start; XPBD leaves them zero), shape [joint_count], wp.spatial_vector."""
+        self.joint_limit_multiplier = wp.zeros(nj, dtype=wp.vec2, device=dev)
+        """Lower and upper limit multipliers [N or N m] (SolverVBD), shape [joint_count], wp.vec2."""
+        self.contact_multiplier = wp.zeros(nc, dtype=wp.vec4, device=dev)
+        """Normal force (<= 0 pushes apart) then tangential friction force [N] of each contact slot
+        (SolverVBD's warm start), shape [contact_capacity], wp.vec4."""
+        self.tendon_segment_multiplier = wp.zeros(ns, dtype=float, device=dev)
+        """Augmented-Lagrangian multiplier [N] of each span's stretch row (SolverVBD's warm start),
+        shape [tendon_segment_count], float32."""
         self.tendon_history = TendonHistory()
         """The tendon history arrays above bundled for kernels (shares their buffers; not copied by ``assign``)."""
         self.tendon_history.rest = self.tendon_segment_rest_length

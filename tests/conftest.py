@@ -22,3 +22,12 @@ test_devices.__test__ = False
 def device(request):
     """The Warp device a test runs on; parametrized over every configured device."""
     return request.param
+
+
+SOLVER_NAMES = ("xpbd", "vbd")
+
+
+@pytest.fixture(params=SOLVER_NAMES)
+def solver(request):
+    """Solver name ("xpbd" or "vbd") for tests that hold for both solvers."""
+    return request.param

@@ -6,18 +6,33 @@ import numpy as np
 import warp as wp
 
 import newton_tendon as nt
-from newton_tendon.solvers import SolverXPBD
+from newton_tendon.solvers import SolverVBD, SolverXPBD
+
+SOLVERS = {"xpbd": SolverXPBD, "vbd": SolverVBD}
 
 
 class Sim:
-    """A model, two states, a control, contacts and an XPBD solver, stepped in place."""
+    """A model, two states, a control, contacts and a solver ("xpbd" or "vbd"), stepped in place.
 
-    def __init__(self, builder: nt.ModelBuilder, device, *, iterations: int = 8, contacts: bool = True, **solver_kw):
+    For VBD the builder is coloured first (the solver needs body colours)."""
+
+    def __init__(
+        self,
+        builder: nt.ModelBuilder,
+        device,
+        *,
+        iterations: int = 8,
+        contacts: bool = True,
+        solver: str = "xpbd",
+        **solver_kw,
+    ):
+        if solver == "vbd":
+            builder.color()
         self.model = builder.finalize(device)
         self.state_0 = self.model.state()
         self.state_1 = self.model.state()
         self.control = self.model.control()
-        self.solver = SolverXPBD(self.model, iterations=iterations, **solver_kw)
+        self.solver = SOLVERS[solver](self.model, iterations=iterations, **solver_kw)
         self.pipeline = nt.CollisionPipeline(self.model) if contacts else None
         self.contacts = self.pipeline.contacts() if contacts else None
 

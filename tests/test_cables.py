@@ -19,7 +19,7 @@ from newton_tendon.solvers import SolverXPBD
 from warp_kernels.cable import span_length
 from warp_kernels.routing import TendonModel
 
-from .helpers import quat_to_matrix
+from .helpers import SOLVERS, quat_to_matrix
 
 G = 9.81
 DT = 1.0 / 240.0
@@ -27,11 +27,13 @@ INERTIA = np.eye(3) * 1.0e-3
 
 
 class CableSim:
-    """Model, two states and an XPBD solver without contacts, stepped in place."""
+    """Model, two states and a solver ("xpbd" or "vbd") without contacts, stepped in place."""
 
-    def __init__(self, builder: nt.ModelBuilder, device, **solver_kw):
+    def __init__(self, builder: nt.ModelBuilder, device, solver: str = "xpbd", **solver_kw):
+        if solver == "vbd":
+            builder.color()
         self.model = builder.finalize(device)
-        self.solver = SolverXPBD(self.model, **solver_kw)
+        self.solver = SOLVERS[solver](self.model, **solver_kw)
         self.s0 = self.model.state()
         self.s1 = self.model.state()
 

@@ -50,7 +50,7 @@ friction, moving material between whole runs.
 
 import warp as wp
 
-from warp_kernels.math import point_inv_mass, world_inv_inertia
+from warp_kernels.math import point_inv_mass, pose_change, world_inv_inertia
 from warp_kernels.rigid import BodyModel, is_moving_body
 from warp_kernels.routing import (
     ROLLER_PAIR_WARM_ITERATIONS,
@@ -516,27 +516,27 @@ def begin_step(
 # Per-iteration solve
 
 
-@wp.kernel
-def solve_tendons(
+@wp.func
+def relax_tendon(
     tm: TendonModel,
     bodies: BodyModel,
-    slot_base: int,
-    relaxation: float,
+    t: int,
     max_sweeps: int,
     settle_tol: float,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
-    # In/out (material transfer writes hist.rest):
     hist: TendonHistory,
     work: TendonWork,
-    # Out:
-    slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
-    """One XPBD pass over a tendon: predict every span's multiplier, relax material across pinholes
-    and rollers under the capstan bound, then apply the stretch rows (see module docstring).
-    Guide g writes its incoming-span correction to slot ``slot_base + 2 g`` and its outgoing-span
-    correction to ``slot_base + 2 g + 1``."""
-    t = wp.tid()
+    """Steps 1-3 of a tendon pass, shared by both solvers: span geometry and predicted multipliers,
+    capstan ratios, and material relaxation under the capstan bound (see module docstring).
+
+    The prediction is XPBD's: with ``lambda`` the tension [times dt^2] the bodies already feel,
+    ``lambda_hat = lambda + (C + gamma (l - l_0) - alpha lambda) / ((1 + gamma) w + alpha)`` is the
+    tension once the end bodies have responded to the remaining stretch C over one step. SolverVBD
+    passes the tension its rows exerted in the last body sweep as ``lambda``, so both solvers move
+    material by the same rule.
+    """
     rest = hist.rest
     active = hist.active
     ml = hist.ml
@@ -572,11 +572,11 @@ def solve_tendons(
         if dl > 1.0e-9:
             n = d / dl
         w = span_inv_mass(bodies, tm.guide_body[gl], tm.guide_body[g], body_q, xl, xr, n)
+        cval = length - rest[s]
         comp = span_compliance(tm, s, bypass)
         alpha = comp / dt2
         gamma = comp * span_damping(tm, s, bypass) / dt
         denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
-        cval = length - rest[s]
         lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
         stiff[s] = 1.0 / denom
         xl_buf[s] = xl
@@ -708,6 +708,37 @@ def solve_tendons(
         if change <= settle_tol * scale:
             break
 
+
+@wp.kernel
+def solve_tendons(
+    tm: TendonModel,
+    bodies: BodyModel,
+    slot_base: int,
+    relaxation: float,
+    max_sweeps: int,
+    settle_tol: float,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    # In/out (material transfer writes hist.rest):
+    hist: TendonHistory,
+    work: TendonWork,
+    # Out:
+    slot_delta: wp.array(dtype=wp.spatial_vector),
+):
+    """One XPBD pass over a tendon: predict every span's multiplier, relax material across pinholes
+    and rollers under the capstan bound, then apply the stretch rows (see module docstring).
+    Guide g writes its incoming-span correction to slot ``slot_base + 2 g`` and its outgoing-span
+    correction to ``slot_base + 2 g + 1``."""
+    t = wp.tid()
+    relax_tendon(tm, bodies, t, max_sweeps, settle_tol, dt, body_q, hist, work)
+    active = hist.active
+    lam = work.lam
+    lam_hat = work.lam_hat
+    xl_buf = work.xl
+    xr_buf = work.xr
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+
     # 4. Apply the stretch rows.
     for g in range(g0, g1):
         slot_delta[slot_base + 2 * g] = wp.spatial_vector()
@@ -738,6 +769,184 @@ def solve_tendons(
         slot_delta[slot_base + 2 * g] = slot_delta[slot_base + 2 * g] + body_pull(bodies, br, body_q, xr, -n, dlam)
 
 
+@wp.struct
+class TendonLinearization:
+    """VBD span rows, linearized at the pose ``body_q_lin`` (one entry per span, per guide slot).
+
+    A span is an augmented-Lagrangian row on its stretch ``C = l - L`` with compliance c:
+
+        T_al(x) = lambda + k (C(x) - c lambda),   k = 1 / (c + 1/k_pen),
+
+    plus damping ``d (l - l_0)/dt`` for compliant spans, and no force when the sum is negative
+    (slack). At the fixed point of the dual update ``lambda <- max(T_al, 0)`` the row satisfies
+    ``C = c T`` exactly: a compliant spring, or an inextensible span for c = 0. The penalty
+    ``k_pen = rho / (w dt^2)`` (w the row's inverse mass) is capped at ``k_max`` = 1e8 N/m (the
+    1e-8 m/N compliance floor), which keeps float32 Newton steps well conditioned; the multiplier,
+    not the penalty, carries the load. Near the linearization pose ``C(x) = c0 + J_l . d_l +
+    J_r . d_r`` with ``d`` each end body's pose change (COM translation, rotation vector) and
+    ``J`` the 6-vector gradients of the length. ``slot_span[2 g]`` is the span arriving at guide g,
+    ``slot_span[2 g + 1]`` the span leaving it (-1 when none).
+    """
+
+    body_q_lin: wp.array(dtype=wp.transform)
+    slot_span: wp.array(dtype=wp.int32)
+    lam: wp.array(dtype=float)
+    """Multiplier [N] (warm-started across steps)."""
+    c0: wp.array(dtype=float)
+    """Stretch l - L [m] at the linearization pose."""
+    dl0: wp.array(dtype=float)
+    """l - l_0 [m] at the linearization pose (damping)."""
+    comp: wp.array(dtype=float)
+    k: wp.array(dtype=float)
+    """Effective penalty [N/m]; 0 for a span that exerts nothing (both ends on one body)."""
+    damp: wp.array(dtype=float)
+    """d / dt [N/m] (compliant spans only)."""
+    jl: wp.array(dtype=wp.spatial_vector)
+    jr: wp.array(dtype=wp.spatial_vector)
+    bl: wp.array(dtype=wp.int32)
+    br: wp.array(dtype=wp.int32)
+
+
+@wp.func
+def length_gradient(bodies: BodyModel, b: int, body_q: wp.array(dtype=wp.transform), x: wp.vec3, dir: wp.vec3):
+    """Gradient of a length that grows along ``dir`` when the point x of body b moves: (dir, (x - c) x dir)."""
+    com = wp.transform_point(body_q[b], bodies.com[b])
+    return wp.spatial_vector(dir, wp.cross(x - com, dir))
+
+
+@wp.func
+def linearized_stretch(bodies: BodyModel, lin: TendonLinearization, s: int, body_q: wp.array(dtype=wp.transform)):
+    """Change of span s's length [m] since its linearization, to first order in the end bodies' motion."""
+    stretch = float(0.0)
+    bl = lin.bl[s]
+    br = lin.br[s]
+    if bl >= 0:
+        stretch = stretch + wp.dot(lin.jl[s], pose_change(body_q[bl], lin.body_q_lin[bl], bodies.com[bl]))
+    if br >= 0:
+        stretch = stretch + wp.dot(lin.jr[s], pose_change(body_q[br], lin.body_q_lin[br], bodies.com[br]))
+    return stretch
+
+
+@wp.func
+def al_tension(lin: TendonLinearization, s: int, dl: float):
+    """Augmented-Lagrangian part of span s's tension [N] after a length change dl (may be < 0)."""
+    lam = lin.lam[s]
+    return lam + lin.k[s] * (lin.c0[s] + dl - lin.comp[s] * lam)
+
+
+@wp.func
+def linearized_tension(bodies: BodyModel, lin: TendonLinearization, s: int, body_q: wp.array(dtype=wp.transform)):
+    """Tension [N] span s's row exerts at the poses body_q (0 when slack), damping included."""
+    if lin.k[s] <= 0.0:
+        return 0.0
+    dl = linearized_stretch(bodies, lin, s, body_q)
+    return wp.max(al_tension(lin, s, dl) + lin.damp[s] * (lin.dl0[s] + dl), 0.0)
+
+
+@wp.kernel
+def update_span_duals(
+    tm: TendonModel,
+    bodies: BodyModel,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    lin: TendonLinearization,
+    lam_hat: wp.array(dtype=float),
+    # Out:
+    lam_felt: wp.array(dtype=float),
+):
+    """After a VBD sweep: the dual step ``lambda <- max(T_al, 0)`` of every active span, and
+    ``lam_felt = T dt^2`` with T the tension its row exerted (the multiplier ``relax_tendon``
+    predicts from and the inextensible spans' reported tension). Inactive spans report 0."""
+    t = wp.tid()
+    for g in range(tm.start[t] + 1, tm.start[t + 1]):
+        s = seg_index(t, g)
+        # A span no moving body feels (immovable or same-body ends) reports the tension the
+        # material relaxation gave it, as XPBD does.
+        lam_felt[s] = wp.max(lam_hat[s], 0.0)
+        if lin.k[s] > 0.0:
+            dl = linearized_stretch(bodies, lin, s, body_q)
+            lam_felt[s] = wp.max(al_tension(lin, s, dl) + lin.damp[s] * (lin.dl0[s] + dl), 0.0) * dt * dt
+            lin.lam[s] = wp.max(al_tension(lin, s, dl), 0.0)
+
+
+@wp.kernel
+def linearize_tendons(
+    tm: TendonModel,
+    bodies: BodyModel,
+    penalty: float,
+    k_max: float,
+    max_sweeps: int,
+    settle_tol: float,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    # In/out (material transfer writes hist.rest):
+    hist: TendonHistory,
+    work: TendonWork,
+    # Out:
+    lin: TendonLinearization,
+):
+    """VBD pass over a tendon: the shared geometry and material relaxation (``relax_tendon``), then
+    each span's row linearized at the current pose (see ``TendonLinearization``).
+
+    Force on an end body ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while taut (Gauss-Newton,
+    positive semidefinite). A span with both ends on one body exerts nothing on it (``k = 0``).
+    """
+    t = wp.tid()
+    relax_tendon(tm, bodies, t, max_sweeps, settle_tol, dt, body_q, hist, work)
+    active = hist.active
+    rest = hist.rest
+    l0 = work.l0
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    dt2 = dt * dt
+    for g in range(g0, g1):
+        lin.slot_span[2 * g] = -1
+        lin.slot_span[2 * g + 1] = -1
+    for g in range(g0 + 1, g1):
+        s = seg_index(t, g)
+        lin.k[s] = 0.0
+        lin.jl[s] = wp.spatial_vector()
+        lin.jr[s] = wp.spatial_vector()
+        lin.bl[s] = -1
+        lin.br[s] = -1
+        if active[g] == 0:
+            lin.lam[s] = 0.0
+            continue
+        gl = left_guide(g, active)
+        bypass = gl != g - 1
+        xl = work.xl[s]
+        xr = work.xr[s]
+        d = xr - xl
+        dl = wp.length(d)
+        bl = tm.guide_body[gl]
+        br = tm.guide_body[g]
+        if dl <= 1.0e-9 or bl == br:
+            continue
+        n = d / dl
+        # Length at this pose: the free part plus the arcs wound since the step began.
+        length = dl + arc_leaving(tm, gl, body_q, hist.ml[s], xl) + arc_arriving(tm, g, body_q, xr, hist.mr[s])
+        comp = span_compliance(tm, s, bypass)
+        w = span_inv_mass(bodies, bl, br, body_q, xl, xr, n)
+        k_pen = k_max
+        if w * dt2 * k_max > penalty:
+            k_pen = penalty / (w * dt2)
+        lin.c0[s] = length - rest[s]
+        lin.dl0[s] = length - l0[s]
+        lin.comp[s] = comp
+        lin.k[s] = 1.0 / (comp + 1.0 / k_pen)
+        lin.damp[s] = 0.0
+        if comp > 0.0:
+            lin.damp[s] = span_damping(tm, s, bypass) / dt
+        lin.slot_span[2 * gl + 1] = s
+        lin.slot_span[2 * g] = s
+        if is_moving_body(bodies, bl):
+            lin.bl[s] = bl
+            lin.jl[s] = length_gradient(bodies, bl, body_q, xl, -n)
+        if is_moving_body(bodies, br):
+            lin.br[s] = br
+            lin.jr[s] = length_gradient(bodies, br, body_q, xr, n)
+
+
 # ----------------------------------------------------------------------------------------------
 # Diagnostics
 
@@ -754,7 +963,8 @@ def tendon_diagnostics(
 ):
     """Tensions, span endpoints, wraps and cable totals at the step's final pose.
 
-    Material tension: ``(l - L)/c`` for a compliant span, ``lambda/dt^2`` for an inextensible one.
+    Material tension: ``(l - L)/c`` for a compliant span, ``lambda/dt^2`` for an inextensible one
+    (XPBD's multiplier; VBD passes its rows' last exerted tension times dt^2).
     Damping tension: ``d (l - l_0)/dt`` (compliant spans only). ``total_cable`` is the material
     ``sum L + sum r theta(m_in -> m_out)``; ``total_length`` the geometric ``sum |x_r - x_l| + sum r theta``.
     """

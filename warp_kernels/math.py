@@ -95,3 +95,11 @@ def point_inv_mass(inv_mass: float, inv_inertia_w: wp.mat33, r: wp.vec3, n: wp.v
 def rot_inv_mass(inv_inertia_w: wp.mat33, n: wp.vec3):
     """Generalized inverse inertia [1/(kg m^2)] for a unit angular impulse about ``n``: n^T I^-1 n."""
     return wp.dot(n, inv_inertia_w * n)
+
+
+@wp.func
+def pose_change(q: wp.transform, q_ref: wp.transform, com: wp.vec3):
+    """Pose delta (COM translation [m], world rotation vector [rad]) that carries q_ref to q."""
+    dx = wp.transform_point(q, com) - wp.transform_point(q_ref, com)
+    dq = wp.transform_get_rotation(q) * wp.quat_inverse(wp.transform_get_rotation(q_ref))
+    return wp.spatial_vector(dx, quat_to_rotation_vector(dq))

@@ -1,6 +1,7 @@
 """Solvers: launch sequences over the shared kernels in ``warp_kernels``."""
 
 from .base import SolverBase
+from .vbd import SolverVBD
 from .xpbd import SolverXPBD
 
-__all__ = ["SolverBase", "SolverXPBD"]
+__all__ = ["SolverBase", "SolverVBD", "SolverXPBD"]

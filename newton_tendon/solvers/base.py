@@ -43,6 +43,21 @@ def _reset_bodies(
     body_f[b] = wp.spatial_vector()
 
 
+@wp.kernel
+def _reset_multipliers(
+    world_mask: wp.array(dtype=wp.int32),
+    row_world: wp.array(dtype=wp.int32),
+    width: int,
+    values: wp.array(dtype=float),
+):
+    """Zero ``width`` consecutive floats per row for the rows of the selected worlds."""
+    i = wp.tid()
+    w = row_world[i // width]
+    if w >= 0 and world_mask[w] == 0:
+        return
+    values[i] = 0.0
+
+
 class SolverBase:
     """Common solver contract: ``step(state_in, state_out, control, contacts, dt)``, ``reset``,
     ``notify_model_changed``."""
@@ -61,7 +76,30 @@ class SolverBase:
                 f"{type(self).__name__}: the model was built with requires_grad=True, but the routed-tendon path "
                 "is not differentiable; finalize without gradients"
             )
+        self._multiplier_worlds = self._row_worlds()
         self._tendon_geometry = {name: getattr(model, name).numpy().copy() for name in _TENDON_GEOMETRY}
+
+    def _row_worlds(self) -> dict[str, wp.array]:
+        """World of each joint, contact slot and tendon span (for resetting their multipliers)."""
+        m = self.model
+        dev = self.device
+        joint_world = m.body_world.numpy()[m.joint_child.numpy()] if m.joint_count else np.zeros(0, np.int32)
+        contact_world = np.zeros(0, np.int32)
+        if m.contact_capacity:
+            pairs = m.shape_contact_pairs.numpy()[m.contact_pair.numpy()]
+            shape_world = m.shape_world.numpy()
+            contact_world = np.maximum(shape_world[pairs[:, 0]], shape_world[pairs[:, 1]])
+        seg_world = np.zeros(0, np.int32)
+        if m.tendon_count:
+            start = m.tendon_start.numpy()
+            nseg = np.diff(start) - 1
+            seg_world = np.repeat(m.tendon_world.numpy(), nseg)
+        return {
+            "joint_multiplier": (wp.array(joint_world.astype(np.int32), dtype=wp.int32, device=dev), 6),
+            "joint_limit_multiplier": (wp.array(joint_world.astype(np.int32), dtype=wp.int32, device=dev), 2),
+            "contact_multiplier": (wp.array(contact_world.astype(np.int32), dtype=wp.int32, device=dev), 4),
+            "tendon_segment_multiplier": (wp.array(seg_world.astype(np.int32), dtype=wp.int32, device=dev), 1),
+        }
 
     # ------------------------------------------------------------------------------------------
     # Routed tendons: controls, workspace and diagnostics shared by every tendon-capable solver
@@ -171,7 +209,13 @@ class SolverBase:
         wp.launch(
             cable_kernels.tendon_diagnostics,
             dim=m.tendon_count,
-            inputs=[self._tendons, dt, state.body_q, state.tendon_history, self._tendon_work],
+            inputs=[
+                self._tendons,
+                dt,
+                state.body_q,
+                state.tendon_history,
+                self._tendon_work,
+            ],
             outputs=[self._tendon_diag],
             device=self.device,
         )
@@ -203,6 +247,13 @@ class SolverBase:
                 outputs=[state.body_q, state.body_qd, state.body_f],
                 device=self.device,
             )
+        for name, (row_world, width) in self._multiplier_worlds.items():
+            arr = getattr(state, name)
+            if arr.shape[0]:
+                flat = wp.array(ptr=arr.ptr, dtype=float, shape=arr.shape[0] * width, device=arr.device)
+                wp.launch(
+                    _reset_multipliers, dim=flat.shape[0], inputs=[mask, row_world, width, flat], device=self.device
+                )
         if m.tendon_count:
             wp.launch(
                 cable_kernels.reset_tendons,
