@@ -14,6 +14,7 @@ import numpy as np
 from warp_kernels import types as T
 
 from . import _hostmath as hm
+from .finalize import contact_body_pairs, finalize_model
 from .inertia import (
     box_mass_properties,
     capsule_mass_properties,
@@ -1168,8 +1169,10 @@ class ModelBuilder:
     # Colouring and finalize
 
     def _body_edges(self) -> list[tuple[int, int]]:
-        """Pairs of bodies coupled by a constraint: joints, tendon spans and dynamic-roller bypass spans."""
+        """Pairs of bodies coupled by a row: joints, contact-capable shape pairs, tendon spans and
+        dynamic-roller bypass spans."""
         edges = [(p, c) for p, c in zip(self.joint_parent, self.joint_child, strict=True) if p >= 0]
+        edges.extend(contact_body_pairs(self))
         starts = [*self.tendon_start, self.tendon_guide_count]
         body = self.tendon_guide_body
         for t in range(self.tendon_count):
@@ -1207,6 +1210,4 @@ class ModelBuilder:
 
     def finalize(self, device=None, requires_grad: bool = False):
         """Validate the whole scene and build a :class:`Model` on ``device`` (default: Warp's default device)."""
-        from .finalize import finalize_model
-
         return finalize_model(self, device, requires_grad)

@@ -60,8 +60,11 @@ def _mass_properties(b):
     return mass, inertia, inv_mass, inv_inertia, moving
 
 
-def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray) -> np.ndarray:
-    """All shape pairs that may touch: same or shared world, at least one moving body, not filtered."""
+def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool = True) -> np.ndarray:
+    """All shape pairs that may touch: same or shared world, at least one moving body, not filtered.
+
+    ``strict``: raise for a pair whose shape types have no contact routine (finalize); otherwise
+    keep it (colouring only needs to know that the bodies may touch)."""
     shape_body = b.shape_body
     by_world: dict[int, list[int]] = {}
     for s in range(b.shape_count):
@@ -92,6 +95,9 @@ def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray) -> np.ndarray
         if pair_contact_capacity(ta, tc) == 0:
             if ta == T.SHAPE_PLANE and tc == T.SHAPE_PLANE:
                 return
+            if not strict:
+                pairs.append((a, c))
+                return
             raise ValueError(
                 f"finalize: shapes '{b.shape_label[a]}' ({T.SHAPE_TYPE_NAMES[ta]}) and '{b.shape_label[c]}' "
                 f"({T.SHAPE_TYPE_NAMES[tc]}) may collide, but {T.SHAPE_TYPE_NAMES[ta]}-{T.SHAPE_TYPE_NAMES[tc]} "
@@ -110,6 +116,20 @@ def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray) -> np.ndarray
             for c in shapes[i + 1 :]:
                 consider(a, c)
     return np.asarray(pairs, dtype=np.int32).reshape(-1, 2)
+
+
+def contact_body_pairs(b) -> list[tuple[int, int]]:
+    """Pairs of distinct bodies that own shapes which may touch (for graph colouring)."""
+    shape_body = np.asarray(b.shape_body, dtype=np.int64)
+    shape_world = np.asarray(b.shape_world, dtype=np.int32)
+    if b.world_count == 0:
+        shape_world = np.where(shape_body >= 0, 0, shape_world).astype(np.int32)
+    mass = np.asarray(b.body_mass, dtype=np.float64)
+    flags = np.asarray(b.body_flags, dtype=np.int32)
+    moving = (mass > 0.0) & ((flags & T.BODY_KINEMATIC) == 0)
+    pairs = _contact_pairs(b, shape_world, moving, strict=False)
+    bodies = shape_body[pairs] if len(pairs) else np.zeros((0, 2), dtype=np.int64)
+    return [(int(a), int(c)) for a, c in bodies if a >= 0 and c >= 0 and a != c]
 
 
 def _body_slots(b, pairs: np.ndarray, contact_pair: np.ndarray):
