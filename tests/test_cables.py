@@ -1,4 +1,6 @@
-"""Routed cables on SolverXPBD: physics against closed-form results, history, and runtime contract.
+"""Routed cables on SolverXPBD and SolverVBD: physics against closed-form results, history, and
+runtime contract. Every scene runs on both solvers (the ``solver`` fixture) unless it checks one
+solver's internals; tolerances that differ per solver say why.
 
 Scenes are small (one to a few bodies) so that every number has a closed form. Spec references
 are to ``shared/spec/newton-massless-routed-tendons.txt`` ("spec"); equations of the cable model
@@ -92,14 +94,16 @@ def atwood_builder(kind: str, compliance: float, m1=3.0, m2=1.0, mu=0.0, spacing
 
 
 @pytest.mark.parametrize("compliance", [1.0e-4, 0.0], ids=["compliant", "inextensible"])
-def test_static_hang(device, compliance):
+def test_static_hang(device, solver, compliance):
     """A weight on one span: stretch = m g c and tension = m g (spec: compliance = 1/stiffness).
 
     Damping settles the spring in ~1 s; 0.5 % covers the float32 position of a 1 m span
     (6e-8 m against a 2e-3 m stretch) and the last Jacobi residual.
     """
     m = 2.0
-    sim = CableSim(hang_builder(m, compliance, damping=50.0 if compliance else 0.0), device, iterations=8)
+    sim = CableSim(
+        hang_builder(m, compliance, damping=50.0 if compliance else 0.0), device, solver=solver, iterations=8
+    )
     sim.step(960)
     stretch = -1.0 - sim.q()[0, 2]
     if compliance:
@@ -116,14 +120,14 @@ def test_static_hang(device, compliance):
 
 @pytest.mark.parametrize("kind", ["roller", "pinhole"])
 @pytest.mark.parametrize("compliance", [1.0e-5, 0.0], ids=["compliant", "inextensible"])
-def test_atwood(device, kind, compliance):
+def test_atwood(device, solver, kind, compliance):
     """Frictionless transfer: a = (m1 - m2)/(m1 + m2) g and T = 2 m1 m2 g/(m1 + m2) on every span.
 
     Velocity after n steps of semi-implicit Euler is exactly a n dt, so 2 % only has to cover the
     compliant cable's initial stretch transient (spans start at zero stretch).
     """
     m1, m2 = 3.0, 1.0
-    sim = CableSim(atwood_builder(kind, compliance, m1, m2), device, iterations=8)
+    sim = CableSim(atwood_builder(kind, compliance, m1, m2), device, solver=solver, iterations=8)
     n = 120
     sim.step(n)
     a_expected = (m1 - m2) / (m1 + m2) * G
@@ -136,7 +140,7 @@ def test_atwood(device, kind, compliance):
     assert np.ptp(tension) < 0.01 * t_expected
 
 
-def test_atwood_massive_pulley_rolls(device):
+def test_atwood_massive_pulley_rolls(device, solver):
     """A pulley wheel on a revolute joint with high friction (mu pi > 10, no slip) rolls with the
     cable: a = (m1 - m2) g / (m1 + m2 + I/r^2). Checks the rolling term of the stretch rows
     (cable carried by the roller's material points). 3 % covers Jacobi coupling of the joint rows."""
@@ -150,7 +154,7 @@ def test_atwood_massive_pulley_rolls(device):
         body=wheel, guide_type=TendonGuideType.ROLLER, radius=r, axis=(0.0, 1.0, 0.0), orientation=1, mu=4.0
     )
     b.add_tendon([TendonGuide(body=w1), roller, TendonGuide(body=w2)])
-    sim = CableSim(b, device, iterations=16)
+    sim = CableSim(b, device, solver=solver, iterations=16)
     n = 120
     sim.step(n)
     a_expected = (m1 - m2) * G / (m1 + m2 + inertia_axis / r**2)
@@ -166,7 +170,7 @@ def test_atwood_massive_pulley_rolls(device):
 
 @pytest.mark.parametrize("kind", ["roller", "pinhole"])
 @pytest.mark.parametrize("compliance", [1.0e-5, 0.0], ids=["compliant", "inextensible"])
-def test_capstan_slipping_ratio(device, kind, compliance):
+def test_capstan_slipping_ratio(device, solver, kind, compliance):
     """Spec: T_tight / T_slack <= exp(mu theta). m1 g > exp(mu theta) m2 g, so the cable slips and
     the ratio sits on the bound; theta is read from the route (pi for the roller, pi/2 + pi/2 for
     the two pinholes). Slipping acceleration a = g (m1 - E m2)/(m1 + E m2).
@@ -174,7 +178,7 @@ def test_capstan_slipping_ratio(device, kind, compliance):
     3 % (spec's acceptance) covers the compliant transient; the bound itself is never exceeded by
     more than the Jacobi residual (1 %)."""
     m1, m2, mu = 3.0, 1.0, 0.2
-    sim = CableSim(atwood_builder(kind, compliance, m1, m2, mu=mu), device, iterations=8)
+    sim = CableSim(atwood_builder(kind, compliance, m1, m2, mu=mu), device, solver=solver, iterations=8)
     worst = 0.0
     for _ in range(60):
         sim.step(2)
@@ -193,12 +197,12 @@ def test_capstan_slipping_ratio(device, kind, compliance):
 
 @pytest.mark.parametrize("kind", ["roller", "pinhole"])
 @pytest.mark.parametrize(("mu", "m1"), [(0.2, 1.5), (5.0, 100.0)], ids=["below-threshold", "mu-theta-15"])
-def test_capstan_sticks(device, kind, mu, m1):
+def test_capstan_sticks(device, solver, kind, mu, m1):
     """A load below exp(mu theta) m2 does not slip; mu theta >= 10 holds a 100:1 load.
 
     With inextensible spans the weights must stay put: speed below 1e-3 m/s after 0.5 s (a slip
     would reach (m1 - m2)/(m1 + m2) g t ~ 1 m/s)."""
-    sim = CableSim(atwood_builder(kind, 0.0, m1, 1.0, mu=mu), device, iterations=8)
+    sim = CableSim(atwood_builder(kind, 0.0, m1, 1.0, mu=mu), device, solver=solver, iterations=8)
     sim.step(120)
     assert np.abs(sim.qd()[:, :3]).max() < 1e-3
     tension = sim.tension()
@@ -250,12 +254,12 @@ def move_kinematic(sim: CableSim, body: int, velocity):
     sim.s0.body_qd.assign(qd)
 
 
-def test_inextensible_cable_conserved_through_engage_release(device):
+def test_inextensible_cable_conserved_through_engage_release(device, solver):
     """Inextensible route: free spans + arcs stay constant to 1e-5 relative over 1000 steps while a
     dynamic roller engages (pushes the span up ~0.08 m) and releases (spec: transitions conserve
     cable). 1e-5 is the issue's bound; float32 rounding of a 2.7 m route is ~3e-7 per step."""
     b, k = dynamic_builder()
-    sim = CableSim(b, device, iterations=8)
+    sim = CableSim(b, device, solver=solver, iterations=8)
     sim.step(1)
     length0 = float(sim.solver.tendon_length.numpy()[0])
     cable0 = float(sim.solver.tendon_total_cable.numpy()[0])
@@ -276,7 +280,7 @@ def test_inextensible_cable_conserved_through_engage_release(device):
     assert sim.q()[0, 2] < -0.9
 
 
-def test_dynamic_roller_no_chatter_at_tangency(device):
+def test_dynamic_roller_no_chatter_at_tangency(device, solver):
     """Spec: the activation gap tendon_activation_tol (radius-relative) prevents chattering. The
     roller is driven to engage, then its clearance oscillates by +-0.8 tol r around the radius:
     it must stay engaged; after it is pulled clear and oscillates again it must stay released."""
@@ -292,7 +296,7 @@ def test_dynamic_roller_no_chatter_at_tangency(device):
             TendonGuide(body=-1, offset=(1.0, 0.0, 0.0), compliance=1e-3),
         ]
     )
-    sim = CableSim(b, device, iterations=4, tendon_activation_tol=tol)
+    sim = CableSim(b, device, solver=solver, iterations=4, tendon_activation_tol=tol)
 
     def place(z):
         q = sim.s0.body_q.numpy()
@@ -320,7 +324,7 @@ def test_dynamic_roller_no_chatter_at_tangency(device):
 # Internal forces
 
 
-def test_free_bodies_conserve_momentum(device):
+def test_free_bodies_conserve_momentum(device, solver):
     """Spec/DESIGN invariant: a route on free bodies changes neither total linear nor angular
     momentum. A pre-stretched cable (rest 1.55 m over a 1.65 m route) through a pinhole on a middle
     body, zero gravity. Jacobi corrections are equal and opposite along one line of action, so
@@ -339,7 +343,7 @@ def test_free_bodies_conserve_momentum(device):
             TendonGuide(body=bodies[2], offset=(-0.05, 0.02, 0.0), compliance=1e-3, rest_length=0.8),
         ]
     )
-    sim = CableSim(b, device, iterations=8)
+    sim = CableSim(b, device, solver=solver, iterations=8)
     masses = np.array([1.0, 2.0, 1.5])
 
     def momenta():
@@ -355,13 +359,17 @@ def test_free_bodies_conserve_momentum(device):
     lin, ang = momenta()
     speed_scale = np.abs(sim.qd()[:, :3]).max() * masses.sum()
     assert speed_scale > 0.1  # the cable really pulled
-    assert np.abs(lin).max() < 1e-4 * speed_scale
+    # VBD updates the two ends of a span in sequence (Gauss-Seidel over colours), so the forces
+    # they feel are equal and opposite only as the iterations converge: measured 4.5e-4 of the
+    # scale after 200 steps at 8 iterations (and 1.8e-4 at 64), so 1e-3 for VBD.
+    lin_tol = 1e-4 if solver == "xpbd" else 1e-3
+    assert np.abs(lin).max() < lin_tol * speed_scale
     # Angular momentum: each correction acts at the arm of the current iterate, not of the final
     # pose, so it is conserved to O(dt v / l); measured 2.7e-4 of the scale at dt = 1/240 s.
     assert np.abs(ang).max() < 1e-3 * speed_scale
 
 
-def test_same_body_route_exerts_nothing(device):
+def test_same_body_route_exerts_nothing(device, solver):
     """A route whose guides all sit on one body exerts no net force or moment on it (the summed
     stretch-row gradient of a rigid span is zero): the body falls freely, no spin."""
     b = nt.ModelBuilder()
@@ -373,7 +381,7 @@ def test_same_body_route_exerts_nothing(device):
             TendonGuide(body=body, offset=(0.2, 0.05, 0.0), rest_length=0.1),
         ]
     )
-    sim = CableSim(b, device)
+    sim = CableSim(b, device, solver=solver)
     sim.step(60)
     qd = sim.qd()
     assert qd[0, 2] == pytest.approx(-G * 60 * DT, rel=1e-5)
@@ -506,7 +514,7 @@ def test_stretch_row_gradient_matches_finite_differences(kind):
 # Worlds, reset, checkpoints, model changes, graph capture
 
 
-def test_replicated_worlds_match_single_runs(device):
+def test_replicated_worlds_match_single_runs(device, solver):
     """1024 capstan machines with different masses equal their single-world runs bitwise (one
     thread per tendon, fixed gather order); identical worlds are bitwise identical."""
     worlds = 1024
@@ -514,25 +522,27 @@ def test_replicated_worlds_match_single_runs(device):
     scene = nt.ModelBuilder()
     for i in range(worlds):
         scene.add_world(atwood_builder("roller", 1e-5, m1=float(masses[i]), mu=0.2))
-    sim = CableSim(scene, device, iterations=4)
+    sim = CableSim(scene, device, solver=solver, iterations=4)
     sim.step(20)
     q_all = sim.q()
     for i in (0, 511, 1023):
-        single = CableSim(atwood_builder("roller", 1e-5, m1=float(masses[i]), mu=0.2), device, iterations=4)
+        single = CableSim(
+            atwood_builder("roller", 1e-5, m1=float(masses[i]), mu=0.2), device, solver=solver, iterations=4
+        )
         single.step(20)
         np.testing.assert_array_equal(q_all[2 * i : 2 * i + 2], single.q())
     same = nt.ModelBuilder()
     same.replicate(atwood_builder("pinhole", 0.0, mu=0.1), 8)
-    sim = CableSim(same, device, iterations=4)
+    sim = CableSim(same, device, solver=solver, iterations=4)
     sim.step(20)
     q = sim.q().reshape(8, 2, 7)
     assert np.array_equal(q, np.broadcast_to(q[:1], q.shape))
 
 
-def test_reset_with_mask_restores_only_selected_worlds(device):
+def test_reset_with_mask_restores_only_selected_worlds(device, solver):
     scene = nt.ModelBuilder()
     scene.replicate(atwood_builder("roller", 1e-5, mu=0.1), 4)
-    sim = CableSim(scene, device)
+    sim = CableSim(scene, device, solver=solver)
     rest0 = sim.s0.tendon_segment_rest_length.numpy().copy()
     sim.step(60)
     moved_q = sim.q()
@@ -552,15 +562,15 @@ def test_reset_with_mask_restores_only_selected_worlds(device):
             np.testing.assert_array_equal(q[bodies], moved_q[bodies])
             np.testing.assert_array_equal(rest[segs], moved_rest[segs])
     # A reset world replays its first trajectory exactly.
-    fresh = CableSim(scene, device)
+    fresh = CableSim(scene, device, solver=solver)
     fresh.step(30)
     sim.step(30)
     np.testing.assert_array_equal(sim.q()[2:4], fresh.q()[2:4])
 
 
-def test_state_assign_checkpoint_replays_bitwise(device):
+def test_state_assign_checkpoint_replays_bitwise(device, solver):
     b, k = dynamic_builder(compliance=1e-5)
-    sim = CableSim(b, device)
+    sim = CableSim(b, device, solver=solver)
     for _ in range(150):
         move_kinematic(sim, k, (0.0, 0.0, 0.5))
         sim.step(1)
@@ -582,10 +592,10 @@ def test_state_assign_checkpoint_replays_bitwise(device):
     np.testing.assert_array_equal(rest_first, rest_second)
 
 
-def test_notify_model_changed(device):
+def test_notify_model_changed(device, solver):
     """Compliance edits act at once; an edited rest length is the new reset baseline (states keep
     their material until reset); geometry edits and invalid values are rejected."""
-    sim = CableSim(hang_builder(2.0, 1e-4), device)
+    sim = CableSim(hang_builder(2.0, 1e-4), device, solver=solver)
     sim.step(480)
     sim.model.tendon_segment_compliance.assign(np.array([2e-4], dtype=np.float32))
     sim.solver.notify_model_changed(ModelFlags.TENDON_PROPERTIES)
@@ -613,9 +623,9 @@ def test_notify_model_changed(device):
         sim.solver.notify_model_changed(ModelFlags.TENDON_PROPERTIES)
 
 
-def test_friction_edit_applies_in_place(device):
+def test_friction_edit_applies_in_place(device, solver):
     """Raising mu from 0 to 5 between steps (notify) turns a slipping Atwood machine into a held one."""
-    sim = CableSim(atwood_builder("roller", 0.0, mu=0.0), device)
+    sim = CableSim(atwood_builder("roller", 0.0, mu=0.0), device, solver=solver)
     sim.step(30)
     assert sim.qd()[0, 2] < -0.5
     sim.model.tendon_guide_mu.assign(np.array([0.0, 5.0, 0.0], dtype=np.float32))
@@ -625,11 +635,11 @@ def test_friction_edit_applies_in_place(device):
     assert np.abs(sim.qd()[:, 2]).max() < 1e-3
 
 
-def test_captured_graph_replays_like_direct_steps(device):
+def test_captured_graph_replays_like_direct_steps(device, solver):
     """step() is graph-capturable (DESIGN): a captured pair of steps replays bit for bit."""
     b, k = dynamic_builder(compliance=1e-5)
-    direct = CableSim(b, device)
-    captured = CableSim(b, device)
+    direct = CableSim(b, device, solver=solver)
+    captured = CableSim(b, device, solver=solver)
     for sim in (direct, captured):
         move_kinematic(sim, k, (0.0, 0.0, 0.5))
     captured.step(2)  # compile and seed outside the capture
@@ -658,13 +668,15 @@ def test_captured_graph_replays_like_direct_steps(device):
         ({"tendon_activation_tol": -0.1}, "tendon_activation_tol"),
     ],
 )
-def test_solver_tendon_controls_validated(kw, match):
-    model = hang_builder().finalize("cpu")
+def test_solver_tendon_controls_validated(solver, kw, match):
+    builder = hang_builder()
+    builder.color()
+    model = builder.finalize("cpu")
     with pytest.raises(ValueError, match=match):
-        SolverXPBD(model, **kw)
+        SOLVERS[solver](model, **kw)
 
 
-def test_fixed_roller_wrap_flag(device):
+def test_fixed_roller_wrap_flag(device, solver):
     """Spec: a fixed roller's wrap must stay in [0, pi]; outside it a diagnostic flag is raised
     (not a printf) and the route is not repaired. A roller wound the wrong way gives a negative wrap."""
     b = nt.ModelBuilder()
@@ -676,7 +688,7 @@ def test_fixed_roller_wrap_flag(device):
             TendonGuide(body=w),
         ]
     )
-    sim = CableSim(b, device)
+    sim = CableSim(b, device, solver=solver)
     sim.step(2)
     assert sim.solver.tendon_guide_wrap_error.numpy()[1] == 0
     flipped = nt.ModelBuilder()
@@ -688,13 +700,13 @@ def test_fixed_roller_wrap_flag(device):
             TendonGuide(body=w),
         ]
     )
-    sim = CableSim(flipped, device)
+    sim = CableSim(flipped, device, solver=solver)
     sim.step(2)
     assert sim.solver.tendon_guide_wrap_error.numpy()[1] == 1
     assert np.all(np.isfinite(sim.q()))
 
 
-def test_degenerate_routes_stay_finite(device):
+def test_degenerate_routes_stay_finite(device, solver):
     """Coincident guide points, an anchor inside a roller and a zero-length span give no NaN."""
     b = nt.ModelBuilder()
     p = b.add_body(xform=(0.0, 0.0, -0.5, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=INERTIA)
@@ -706,8 +718,65 @@ def test_degenerate_routes_stay_finite(device):
             TendonGuide(body=p, compliance=1e-4),
         ]
     )
-    sim = CableSim(b, device)
+    sim = CableSim(b, device, solver=solver)
     sim.step(60)
     assert np.all(np.isfinite(sim.q()))
     assert np.all(np.isfinite(sim.tension()))
     assert np.all(np.isfinite(sim.s0.tendon_segment_rest_length.numpy()))
+
+
+# ----------------------------------------------------------------------------------------------
+# Both solvers against each other, and large steps
+
+
+def test_solvers_agree_on_equilibria(device):
+    """XPBD and VBD reach the same static hang, Atwood acceleration and capstan ratio.
+
+    Compliant spans (c = 1e-5 m/N) so both solvers' tensions are resolved far below the
+    tolerance. Measured differences VBD vs XPBD: hang stretch and tension 0.06 % (XPBD's 2 mm
+    stretch is still settling by 0.05 % at 2 s), Atwood acceleration 5e-4 %, capstan ratio
+    0.05 %; 0.5 % and 1 % leave room for float32 and the solvers' different transients."""
+    out = {}
+    for solver in ("xpbd", "vbd"):
+        hang = CableSim(hang_builder(2.0, 1e-5, damping=5.0), device, solver=solver, iterations=8)
+        hang.step(480)
+        atwood = CableSim(atwood_builder("roller", 1e-5, 3.0, 1.0), device, solver=solver, iterations=8)
+        atwood.step(120)
+        capstan = CableSim(atwood_builder("pinhole", 1e-5, 3.0, 1.0, mu=0.2), device, solver=solver, iterations=8)
+        capstan.step(120)
+        tension = capstan.tension()
+        out[solver] = (
+            -1.0 - hang.q()[0, 2],
+            hang.tension()[0],
+            -atwood.qd()[0, 2] / (120 * DT),
+            tension[0] / tension[-1],
+        )
+    x, v = np.array(out["xpbd"]), np.array(out["vbd"])
+    np.testing.assert_allclose(v[:2], x[:2], rtol=5e-3)
+    np.testing.assert_allclose(v[2:], x[2:], rtol=1e-2)
+    # And both sit on the closed forms.
+    assert x[1] == pytest.approx(2.0 * G, rel=5e-3)
+    assert x[3] == pytest.approx(math.exp(0.2 * math.pi), rel=0.03)
+
+
+@pytest.mark.parametrize(("solver_name", "iterations"), [("vbd", 8), ("xpbd", 32)])
+def test_stiff_cable_large_step(device, solver_name, iterations):
+    """A stiff cable (c = 1e-8 m/N) holding 10 kg at dt = 1/60 s without substeps stays finite and
+    within 1 % of the static stretch m g c = 0.98 um.
+
+    1 % of 1 um is 10 nm: float32 resolves that only near the origin, so the 1 cm span hangs
+    from z = 1 cm with the load's COM at z = 0 (position ulp there ~1e-9 m). VBD holds it at 8
+    iterations (measured within 0.03 %); XPBD's relaxed Jacobi rows need 32 (at 8 they leave the
+    stretch 18 % long at this step: the reason to pick VBD for stiff cables and large steps)."""
+    m, c = 10.0, 1.0e-8
+    b = nt.ModelBuilder()
+    p = b.add_body(xform=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=m, inertia=np.eye(3) * 0.1)
+    b.add_tendon([TendonGuide(body=-1, offset=(0.0, 0.0, 0.01)), TendonGuide(body=p, compliance=c)])
+    sim = CableSim(b, device, solver=solver_name, iterations=iterations)
+    dt = 1.0 / 60.0
+    for _ in range(120):
+        sim.step(1, dt=dt)
+        assert np.all(np.isfinite(sim.q()))
+    stretch = -sim.q()[0, 2]
+    assert stretch == pytest.approx(m * G * c, rel=1e-2)
+    assert sim.tension()[0] == pytest.approx(m * G, rel=1e-2)
