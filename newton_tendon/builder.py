@@ -14,6 +14,7 @@ import numpy as np
 from warp_kernels import types as T
 
 from . import _hostmath as hm
+from ._transmission_builder import TransmissionBuilder
 from .finalize import contact_body_pairs, finalize_model
 from .inertia import (
     box_mass_properties,
@@ -95,7 +96,7 @@ def _label(owner: str, label, default: str) -> str:
     return label
 
 
-class ModelBuilder:
+class ModelBuilder(TransmissionBuilder):
     """Collects a scene and turns it into a :class:`Model` with :meth:`finalize`.
 
     Args:
@@ -185,6 +186,8 @@ class ModelBuilder:
         # Custom attributes: declarations by name and authored values {entity index: value}.
         self.custom_attributes: dict[str, CustomAttribute] = {}
         self.custom_attribute_values: dict[str, dict[int, object]] = {}
+        # Transmission tendons (spatial, fixed) and couplings.
+        self._init_transmissions()
 
     # ------------------------------------------------------------------------------------------
     # Counts
@@ -1086,6 +1089,7 @@ class ModelBuilder:
             self.articulation_joint_end = other.articulation_joint_end + j0
         self.articulation_label.extend(label_prefix + s for s in other.articulation_label)
         self._merge_tendons(other, xf, identity, remap_world, label_prefix, b0)
+        self._merge_transmissions(other, xf, identity, remap_world, label_prefix, b0, j0)
         self._merge_custom_attributes(other, offsets)
         self.world_count += other.world_count
         self.body_color = None

@@ -9,6 +9,7 @@ from warp_kernels import types as T
 from warp_kernels.cable import measure_baseline
 from warp_kernels.collide import pair_contact_capacity
 
+from ._transmission_model import finalize_transmissions
 from .inertia import quat_to_matrix
 from .model import Model, tendon_model_struct
 from .tendon import AttributeFrequency
@@ -132,10 +133,23 @@ def contact_body_pairs(b) -> list[tuple[int, int]]:
     return [(int(a), int(c)) for a, c in bodies if a >= 0 and c >= 0 and a != c]
 
 
+def transmission_slot_bodies(b) -> list[int]:
+    """Body of every transmission slot in order: a spatial tendon's path elements (a pulley: -1),
+    then two per fixed-tendon joint term (parent, child)."""
+    out: list[int] = []
+    for path, terms in zip(b.transmission_path, b.transmission_terms, strict=True):
+        if path:
+            out.extend(path["body"])
+        for j, _ in terms:
+            out.extend((b.joint_parent[j], b.joint_child[j]))
+    return out
+
+
 def _body_slots(b, pairs: np.ndarray, contact_pair: np.ndarray):
     """CSR table of the constraint slots touching each body, sorted by slot for a fixed gather order.
 
-    Slots: joints (2 per joint), tendon guides (2 per guide: incoming and outgoing span), contacts
+    Slots: joints (2 per joint), tendon guides (2 per guide: incoming and outgoing span),
+    transmission slots (one per spatial path element, two per fixed-tendon joint term), contacts
     (2 per contact slot); see ``warp_kernels.rigid``.
     """
     jp = np.asarray(b.joint_parent, dtype=np.int64)
@@ -145,13 +159,23 @@ def _body_slots(b, pairs: np.ndarray, contact_pair: np.ndarray):
     gbody = np.asarray(b.tendon_guide_body, dtype=np.int64)
     gidx = np.arange(gbody.size, dtype=np.int64)
     tbase = 2 * b.joint_count
-    base = tbase + 2 * gbody.size
+    xbase = tbase + 2 * gbody.size
+    xbody = np.asarray(transmission_slot_bodies(b), dtype=np.int64)
+    base = xbase + xbody.size
     cs = np.arange(contact_pair.shape[0], dtype=np.int64)
     body_a = shape_body[pairs[contact_pair, 0]] if cs.size else cs
     body_b = shape_body[pairs[contact_pair, 1]] if cs.size else cs
-    bodies = np.concatenate([jp, jc, gbody, gbody, body_a, body_b])
+    bodies = np.concatenate([jp, jc, gbody, gbody, xbody, body_a, body_b])
     slots = np.concatenate(
-        [2 * jidx, 2 * jidx + 1, tbase + 2 * gidx, tbase + 2 * gidx + 1, base + 2 * cs, base + 2 * cs + 1]
+        [
+            2 * jidx,
+            2 * jidx + 1,
+            tbase + 2 * gidx,
+            tbase + 2 * gidx + 1,
+            xbase + np.arange(xbody.size, dtype=np.int64),
+            base + 2 * cs,
+            base + 2 * cs + 1,
+        ]
     )
     keep = bodies >= 0
     bodies, slots = bodies[keep], slots[keep]
@@ -254,6 +278,7 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.articulation_count = b.articulation_count
     m.articulation_start = arr(list(b.articulation_start) + [b.articulation_joint_end], wp.int32)
     _tendons(b, m, arr, world_count)
+    finalize_transmissions(b, m, world_count)
     _custom_attributes(b, m)
     return m
 

@@ -207,6 +207,94 @@ class Model:
         self.tendon_guide_initial_active = None
         """1 where a guide is part of the route at the initial pose (dynamic rollers may start bypassed),
         shape [tendon_guide_count], int32."""
+        # Transmission tendons (spatial and fixed) and couplings; see ModelBuilder.add_spatial_tendon.
+        self.transmission_count = 0
+        """Number of transmission tendons (spatial and fixed)."""
+        self.transmission_type = None
+        """0 spatial, 1 fixed, shape [transmission_count], int32."""
+        self.transmission_world = None
+        """World of each transmission tendon, shape [transmission_count], int32."""
+        self.transmission_label = []
+        """Transmission tendon labels, a Python list of str."""
+        self.transmission_path = None
+        """Flattened spatial paths (``warp_kernels.spatial.SpatialPathModel``; fixed tendons own no elements)."""
+        self.transmission_element_count = 0
+        """Number of spatial path elements over all tendons."""
+        self.transmission_term_start = None
+        """First joint term of each fixed tendon, shape [transmission_count + 1], int32 (spatial: none)."""
+        self.transmission_term_count = 0
+        """Number of fixed-tendon joint terms over all tendons."""
+        self.transmission_term_joint = None
+        """Joint of each term (revolute or prismatic), shape [transmission_term_count], int32."""
+        self.transmission_term_coefficient = None
+        """Coefficient c_i of each term [m/rad or m/m], shape [transmission_term_count], float32."""
+        self.transmission_slot_count = 0
+        """Constraint slots of transmission tendons (one per path element, two per joint term)."""
+        self.transmission_reference_length = None
+        """Length at the initial pose [m] (couplings measure from it), shape [transmission_count], float32."""
+        self.transmission_stiffness = None
+        """Spring stiffness [N/m], shape [transmission_count], float32. Editable in place (all
+        ``transmission_*`` parameter arrays below are; then notify ``TRANSMISSION_PROPERTIES``)."""
+        self.transmission_damping = None
+        """Damping [N s/m], shape [transmission_count], float32."""
+        self.transmission_spring_lower = None
+        """Lower end of the spring's rest interval [m], shape [transmission_count], float32."""
+        self.transmission_spring_upper = None
+        """Upper end of the spring's rest interval [m], shape [transmission_count], float32."""
+        self.transmission_activation_time = None
+        """First-order activation time of the feedforward force [s] (0: none), shape [transmission_count]."""
+        self.transmission_actuation_lower = None
+        """Lower bound of the combined actuator force [N] (-inf: none), shape [transmission_count], float32."""
+        self.transmission_actuation_upper = None
+        """Upper bound of the combined actuator force [N] (+inf: none), shape [transmission_count], float32."""
+        self.transmission_lower_limit = None
+        """Lower length bound [m] (-inf: none; equal bounds lock), shape [transmission_count], float32."""
+        self.transmission_upper_limit = None
+        """Upper length bound [m] (+inf: none), shape [transmission_count], float32."""
+        self.transmission_limit_margin = None
+        """Margin moving both bounds inward [m], shape [transmission_count], float32."""
+        self.transmission_position_correction = None
+        """Position correction beta of limits [-] (default 0.2), shape [transmission_count], float32."""
+        self.transmission_limit_compliance = None
+        """Limit compliance [m/N], shape [transmission_count], float32."""
+        self.transmission_friction_loss = None
+        """Dry friction threshold [N], shape [transmission_count], float32."""
+        self.transmission_friction_compliance = None
+        """Dry friction regularization [m/N], shape [transmission_count], float32."""
+        self.transmission_armature = None
+        """Armature [kg] (inertia along the length), shape [transmission_count], float32."""
+        self.transmission_width = None
+        """Drawing radius [m], shape [transmission_count], float32."""
+        self.transmission_drive_force = None
+        """Default feedforward command u [N] (copied into Control), shape [transmission_count], float32."""
+        self.transmission_target_length = None
+        """Default servo target length [m] (copied into Control), shape [transmission_count], float32."""
+        self.transmission_target_velocity = None
+        """Default servo target velocity [m/s] (copied into Control), shape [transmission_count], float32."""
+        self.transmission_position_gain = None
+        """Default servo position gain [N/m] (copied into Control), shape [transmission_count], float32."""
+        self.transmission_velocity_gain = None
+        """Default servo velocity gain [N s/m] (copied into Control), shape [transmission_count], float32."""
+        self.transmission_enabled = None
+        """Default enable flags (copied into Control), shape [transmission_count], int32."""
+        self.coupling_count = 0
+        """Number of tendon couplings."""
+        self.coupling_label = []
+        """Coupling labels, a Python list of str."""
+        self.coupling_first = None
+        """First tendon of each coupling, shape [coupling_count], int32."""
+        self.coupling_second = None
+        """Second tendon (-1: none), shape [coupling_count], int32."""
+        self.coupling_coefficients = None
+        """Polynomial coefficients c0..c4, shape [coupling_count], vector(5, float32)."""
+        self.coupling_compliance = None
+        """Coupling compliance [m/N], shape [coupling_count], float32."""
+        self.coupling_position_correction = None
+        """Coupling position correction beta [-], shape [coupling_count], float32."""
+        self.coupling_enabled = None
+        """Default enable flags (copied into Control), shape [coupling_count], int32."""
+        self.coupling_world = None
+        """World of each coupling, shape [coupling_count], int32."""
         self.custom_attributes = {}
         """Declared custom attributes: name -> Warp array with one value per entity of its frequency."""
         self.custom_attribute_frequency = {}

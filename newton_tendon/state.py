@@ -53,6 +53,14 @@ class State:
         self.tendon_segment_multiplier = wp.zeros(ns, dtype=float, device=dev)
         """Augmented-Lagrangian multiplier [N] of each span's stretch row (SolverVBD's warm start),
         shape [tendon_segment_count], float32."""
+        nx = model.transmission_count
+        self.transmission_activation = wp.zeros(nx, dtype=float, device=dev)
+        """Filtered feedforward force a [N] of each transmission tendon (a new tendon starts at 0),
+        shape [transmission_count], float32."""
+        self.transmission_reference_length = (
+            wp.clone(model.transmission_reference_length) if nx else wp.zeros(0, dtype=float, device=dev)
+        )
+        """Reference length [m] captured at creation (couplings measure from it), shape [transmission_count]."""
         self.tendon_history = TendonHistory()
         """The tendon history arrays above bundled for kernels (shares their buffers; not copied by ``assign``)."""
         self.tendon_history.rest = self.tendon_segment_rest_length
@@ -87,6 +95,29 @@ class Control:
         """Drive velocity target per dof [m/s or rad/s], shape [joint_dof_count], float32."""
         self.joint_f = wp.zeros(n, dtype=float, device=dev)
         """Generalized force per dof [N or N m] (revolute and prismatic joints), shape [joint_dof_count], float32."""
+        nx = model.transmission_count
+
+        def clone(arr, dtype):
+            return wp.clone(arr) if nx else wp.zeros(0, dtype=dtype, device=dev)
+
+        self.transmission_drive_force = clone(model.transmission_drive_force, float)
+        """Feedforward force command u [N] per transmission tendon (positive lengthens: a tension command
+        of 5 N is -5), shape [transmission_count], float32."""
+        self.transmission_target_length = clone(model.transmission_target_length, float)
+        """Servo target length [m], shape [transmission_count], float32."""
+        self.transmission_target_velocity = clone(model.transmission_target_velocity, float)
+        """Servo target velocity [m/s], shape [transmission_count], float32."""
+        self.transmission_position_gain = clone(model.transmission_position_gain, float)
+        """Servo position gain kp [N/m], shape [transmission_count], float32."""
+        self.transmission_velocity_gain = clone(model.transmission_velocity_gain, float)
+        """Servo velocity gain kv [N s/m], shape [transmission_count], float32."""
+        self.transmission_enabled = clone(model.transmission_enabled, wp.int32)
+        """1 where a transmission tendon acts (disabled: no force from the next step), shape
+        [transmission_count], int32."""
+        self.coupling_enabled = (
+            wp.clone(model.coupling_enabled) if model.coupling_count else wp.zeros(0, dtype=wp.int32, device=dev)
+        )
+        """1 where a coupling acts, shape [coupling_count], int32."""
 
     def assign(self, other: Control):
         """Copy every array of ``other`` into this control in place."""

@@ -399,26 +399,22 @@ def wrap_route(path: SpatialPathModel, w: int, body_q: wp.array(dtype=wp.transfo
     return cylinder_wrap(a, b, c, n, r, path.has_side[w], s)
 
 
-@wp.kernel
-def spatial_tendon_geometry(
-    # Model:
+@wp.func
+def spatial_route(
     path: SpatialPathModel,
-    # State in:
+    tendon: int,
     body_q: wp.array(dtype=wp.transform),
-    # Out:
-    tendon_length_out: wp.array(dtype=float),
     point_a_out: wp.array(dtype=wp.vec3),
     grad_a_out: wp.array(dtype=wp.vec3),
     point_b_out: wp.array(dtype=wp.vec3),
     grad_b_out: wp.array(dtype=wp.vec3),
 ):
-    """Length [m] of each spatial tendon and, per path element, its (point, dl/dpoint) pairs.
+    """Length [m] of spatial tendon ``tendon``; writes its elements' (point, dl/dpoint) pairs.
 
-    One thread per tendon walks its path in order; a site's gradient collects its incoming and
-    outgoing segments, so every output is written exactly once, without atomics. See the module
-    docstring for the meaning of the per-element outputs.
+    Walks the path in order; a site's gradient collects its incoming and outgoing segments, so every
+    output is written exactly once, without atomics. See the module docstring for the meaning of
+    the per-element outputs.
     """
-    tendon = wp.tid()
     begin = path.start[tendon]
     end = path.start[tendon + 1]
     zero = wp.vec3(0.0, 0.0, 0.0)
@@ -475,4 +471,23 @@ def spatial_tendon_geometry(
             point_b_out[i] = a
             grad_b_out[i] = zero
             i = i + step
-    tendon_length_out[tendon] = total
+    return total
+
+
+@wp.kernel
+def spatial_tendon_geometry(
+    # Model:
+    path: SpatialPathModel,
+    # State in:
+    body_q: wp.array(dtype=wp.transform),
+    # Out:
+    tendon_length_out: wp.array(dtype=float),
+    point_a_out: wp.array(dtype=wp.vec3),
+    grad_a_out: wp.array(dtype=wp.vec3),
+    point_b_out: wp.array(dtype=wp.vec3),
+    grad_b_out: wp.array(dtype=wp.vec3),
+):
+    """Length [m] of each spatial tendon and, per path element, its (point, dl/dpoint) pairs (one
+    thread per tendon, see ``spatial_route``)."""
+    tendon = wp.tid()
+    tendon_length_out[tendon] = spatial_route(path, tendon, body_q, point_a_out, grad_a_out, point_b_out, grad_b_out)

@@ -6,8 +6,10 @@ import numpy as np
 import warp as wp
 
 from warp_kernels import cable as cable_kernels
+from warp_kernels import transmission as tx
 from warp_kernels.types import BODY_KINEMATIC
 
+from .._transmission_model import transmission_model_struct, transmission_scratch
 from ..finalize import update_tendon_baseline
 from ..model import Model, ModelFlags, body_model_struct, joint_model_struct, tendon_model_struct
 from ..state import State
@@ -21,6 +23,37 @@ _TENDON_GEOMETRY = (
     "tendon_guide_axis",
     "tendon_guide_radius",
     "tendon_guide_orientation",
+)
+
+
+_TRANSMISSION_PARAMS = (
+    "stiffness",
+    "damping",
+    "spring_lower",
+    "spring_upper",
+    "activation_time",
+    "actuation_lower",
+    "actuation_upper",
+    "lower_limit",
+    "upper_limit",
+    "limit_margin",
+    "position_correction",
+    "limit_compliance",
+    "friction_loss",
+    "friction_compliance",
+    "armature",
+)
+_TRANSMISSION_REPORT = (
+    "length",
+    "velocity",
+    "force",
+    "tension",
+    "actuation_force",
+    "limit_force",
+    "friction_force",
+    "coupling_force",
+    "potential_energy",
+    "kinetic_energy",
 )
 
 
@@ -77,6 +110,7 @@ class SolverBase:
                 "is not differentiable; finalize without gradients"
             )
         self._multiplier_worlds = self._row_worlds()
+        self._init_transmissions()
         self._tendon_geometry = {name: getattr(model, name).numpy().copy() for name in _TENDON_GEOMETRY}
 
     def _row_worlds(self) -> dict[str, wp.array]:
@@ -181,6 +215,155 @@ class SolverBase:
         diag.total_cable = self.tendon_total_cable
         diag.total_length = self.tendon_length
         self._tendon_diag = diag
+
+    # ------------------------------------------------------------------------------------------
+    # Transmission tendons: workspace, step start, report
+
+    def _init_transmissions(self):
+        m = self.model
+        dev = self.device
+        n = m.transmission_count
+        self._transmission_model = transmission_model_struct(m)
+        self._transmission_scratch = transmission_scratch(m)
+        self._transmission_params = self._transmission_param_struct()
+        work = tx.TransmissionWork()
+        for name in (
+            "l_n",
+            "ldot_n",
+            "bias",
+            "activation",
+            "p_passive",
+            "p_drive",
+            "p_lower",
+            "p_upper",
+            "p_friction",
+            "p_armature",
+        ):
+            setattr(work, name, wp.zeros(n, dtype=float, device=dev))
+        work.enabled = wp.zeros(n, dtype=wp.int32, device=dev)
+        self._transmission_work = work
+        rep = tx.TransmissionReport()
+        for name in _TRANSMISSION_REPORT:
+            arr = wp.zeros(n, dtype=float, device=dev)
+            setattr(rep, name, arr)
+            setattr(self, "transmission_" + name, arr)
+        self._transmission_report = rep
+        self._q_plus = wp.zeros(m.body_count if n else 0, dtype=wp.transform, device=dev)
+        self._q_minus = wp.zeros(m.body_count if n else 0, dtype=wp.transform, device=dev)
+
+    def _transmission_param_struct(self) -> tx.TransmissionParams:
+        m = self.model
+        p = tx.TransmissionParams()
+        for name in _TRANSMISSION_PARAMS:
+            setattr(p, name, getattr(m, "transmission_" + name))
+        return p
+
+    @staticmethod
+    def _transmission_control(control) -> tx.TransmissionControl:
+        c = tx.TransmissionControl()
+        for name in ("drive_force", "target_length", "target_velocity", "position_gain", "velocity_gain", "enabled"):
+            setattr(c, name, getattr(control, "transmission_" + name))
+        return c
+
+    def _begin_transmissions(self, state_in: State, state_out: State, control, dt: float):
+        m = self.model
+        if not m.transmission_count:
+            return
+        dev = self.device
+        wp.launch(
+            tx.shift_poses,
+            dim=m.body_count,
+            inputs=[state_in.body_q, state_in.body_qd, m.body_com, tx.CURVATURE_STEP],
+            outputs=[self._q_plus, self._q_minus],
+            device=dev,
+        )
+        wp.copy(state_out.transmission_reference_length, state_in.transmission_reference_length)
+        wp.launch(
+            tx.begin_transmissions,
+            dim=m.transmission_count,
+            inputs=[
+                self._transmission_model,
+                self._transmission_params,
+                self._transmission_control(control),
+                dt,
+                state_in.body_q,
+                state_in.body_qd,
+                self._q_plus,
+                self._q_minus,
+                state_in.transmission_activation,
+                self._transmission_scratch,
+            ],
+            outputs=[state_out.transmission_activation, self._transmission_work],
+            device=dev,
+        )
+
+    def _solve_transmissions(self, control, slot_base: int, dt: float, body_q, slot_delta):
+        m = self.model
+        if not m.transmission_count:
+            return
+        wp.launch(
+            tx.solve_transmissions,
+            dim=m.transmission_count,
+            inputs=[
+                self._transmission_model,
+                self._bodies,
+                self._transmission_params,
+                self._transmission_control(control),
+                slot_base,
+                dt,
+                body_q,
+                self._transmission_scratch,
+                self._transmission_work,
+            ],
+            outputs=[slot_delta],
+            device=self.device,
+        )
+
+    def _report_transmissions(self, state: State, dt: float):
+        m = self.model
+        if not m.transmission_count:
+            return
+        wp.launch(
+            tx.report_transmissions,
+            dim=m.transmission_count,
+            inputs=[
+                self._transmission_model,
+                self._transmission_params,
+                dt,
+                state.body_q,
+                state.body_qd,
+                self._transmission_scratch,
+                self._transmission_work,
+            ],
+            outputs=[self._transmission_report],
+            device=self.device,
+        )
+
+    def update_geometry(self, state: State):
+        """Refresh ``transmission_length``, ``transmission_velocity`` and the transmission gradients
+        (``transmission_jacobian``, ``transmission_jacobian_body`` per slot) at ``state`` without
+        advancing the simulation or changing the last step's forces."""
+        m = self.model
+        if not m.transmission_count:
+            return
+        wp.launch(
+            tx.update_transmission_geometry,
+            dim=m.transmission_count,
+            inputs=[self._transmission_model, state.body_q, state.body_qd, self._transmission_scratch],
+            outputs=[self.transmission_length, self.transmission_velocity],
+            device=self.device,
+        )
+
+    @property
+    def transmission_jacobian(self) -> wp.array:
+        """Per transmission slot: dl/d(COM translation, rotation) of its body [m/m, m/rad] at the last
+        geometry evaluation (step or ``update_geometry``), shape [transmission_slot_count]."""
+        return self._transmission_scratch.jac
+
+    @property
+    def transmission_jacobian_body(self) -> wp.array:
+        """Body of each transmission slot (-1: the world), shape [transmission_slot_count], int32."""
+        return self._transmission_scratch.body
 
     def _begin_tendon_step(self, state_in: State, state_out: State):
         m = self.model

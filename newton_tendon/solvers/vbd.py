@@ -89,7 +89,13 @@ class SolverVBD(SolverBase):
         dev = self.device
         self._colour_groups = self._build_colour_groups()
         self._joint_slot_count = 2 * m.joint_count
-        self._summed_slot_count = 2 * m.joint_count + 2 * m.tendon_guide_count
+        self._tendon_slot_end = 2 * m.joint_count + 2 * m.tendon_guide_count
+        self._summed_slot_count = self._tendon_slot_end + m.transmission_slot_count
+        if m.transmission_count:
+            raise NotImplementedError(
+                "SolverVBD: transmission tendons (add_spatial_tendon/add_fixed_tendon) are not supported by "
+                "SolverVBD yet; use SolverXPBD"
+            )
         self._slot_wrench = wp.zeros(max(self._summed_slot_count, 1), dtype=wp.spatial_vector, device=dev)
         self._joint_q_prev = wp.zeros(max(m.joint_coord_count, 1), dtype=float, device=dev)
         self._joint_qd_prev = wp.zeros(max(m.joint_dof_count, 1), dtype=float, device=dev)

@@ -68,7 +68,8 @@ class SolverXPBD(SolverBase):
 
         m = model
         dev = self.device
-        self._summed_slot_count = 2 * m.joint_count + 2 * m.tendon_guide_count
+        self._transmission_slot_base = 2 * m.joint_count + 2 * m.tendon_guide_count
+        self._summed_slot_count = self._transmission_slot_base + m.transmission_slot_count
         slots = self._summed_slot_count + 2 * m.contact_capacity
         # Per-step scratch, allocated once.
         self._slot_delta = wp.zeros(slots, dtype=wp.spatial_vector, device=dev)
@@ -98,12 +99,14 @@ class SolverXPBD(SolverBase):
         dt = float(dt)
         self._predict(state_in, state_out, control, dt)
         self._begin_tendon_step(state_in, state_out)
+        self._begin_transmissions(state_in, state_out, control, dt)
         for _ in range(self.iterations):
             self._solve_positions(state_in, state_out, control, contacts, dt)
         self._update_velocities(state_in, state_out, dt)
         if contacts is not None and self.model.contact_capacity:
             self._solve_velocities(state_in, state_out, contacts, dt)
         self._tendon_diagnostics(state_out, dt)
+        self._report_transmissions(state_out, dt)
 
     # ------------------------------------------------------------------------------------------
     # Phases
@@ -207,7 +210,8 @@ class SolverXPBD(SolverBase):
                 outputs=[self._slot_delta],
                 device=self.device,
             )
-        if m.joint_count or has_contacts or m.tendon_count:
+        self._solve_transmissions(control, self._transmission_slot_base, dt, state_out.body_q, self._slot_delta)
+        if m.joint_count or has_contacts or m.tendon_count or m.transmission_count:
             wp.launch(
                 rigid_kernels.apply_slot_pose_deltas,
                 dim=m.body_count,

@@ -1,0 +1,170 @@
+"""Finalize transmission tendons: flat model arrays, the kernel structs, and reference lengths."""
+
+from __future__ import annotations
+
+import numpy as np
+import warp as wp
+
+from warp_kernels.spatial import SpatialPathModel
+from warp_kernels.transmission import TransmissionModel, TransmissionScratch, transmission_lengths
+
+from .transmission import SPATIAL_PATH_KEYS
+
+# (model attribute, builder property, dtype); None-able properties are resolved to the reference.
+_PROPERTY_ARRAYS = (
+    ("transmission_stiffness", "stiffness"),
+    ("transmission_damping", "damping"),
+    ("transmission_activation_time", "activation_time"),
+    ("transmission_actuation_lower", "actuation_lower"),
+    ("transmission_actuation_upper", "actuation_upper"),
+    ("transmission_lower_limit", "lower_limit"),
+    ("transmission_upper_limit", "upper_limit"),
+    ("transmission_limit_margin", "limit_margin"),
+    ("transmission_position_correction", "position_correction"),
+    ("transmission_limit_compliance", "limit_compliance"),
+    ("transmission_friction_loss", "friction_loss"),
+    ("transmission_friction_compliance", "friction_compliance"),
+    ("transmission_armature", "armature"),
+    ("transmission_width", "width"),
+)
+TRANSMISSION_PROPERTY_ARRAYS = tuple(name for name, _ in _PROPERTY_ARRAYS) + (
+    "transmission_spring_lower",
+    "transmission_spring_upper",
+)
+"""Model arrays of transmission properties users may edit in place (then ``notify_model_changed``)."""
+
+
+def _f32(values) -> np.ndarray:
+    """float32 with +-inf kept (Warp stores them as float32 infinities)."""
+    return np.asarray(values, dtype=np.float64).astype(np.float32)
+
+
+def finalize_transmissions(b, m, world_count: int):
+    """Fill ``m.transmission_*`` and ``m.coupling_*`` from builder ``b`` and measure the reference
+    lengths at the model's initial pose. Without transmission tendons every array is empty."""
+    dev = m.device
+    n = b.transmission_count
+    m.transmission_count = n
+    m.transmission_label = list(b.transmission_label)
+    tw = np.asarray(b.transmission_world, dtype=np.int32)
+    if b.world_count == 0:
+        tw = np.zeros_like(tw)
+    m.transmission_world = wp.array(tw, dtype=wp.int32, device=dev)
+    m.transmission_type = wp.array(np.asarray(b.transmission_type, dtype=np.int32), dtype=wp.int32, device=dev)
+
+    # Spatial paths (fixed tendons own no elements) and fixed terms (spatial tendons own none).
+    counts = [len(p["type"]) if p else 0 for p in b.transmission_path]
+    start = np.zeros(n + 1, dtype=np.int32)
+    start[1:] = np.cumsum(counts, dtype=np.int64)
+    m.transmission_element_count = int(start[-1])
+
+    def cat(key, dtype, width=0):
+        values = [v for p in b.transmission_path if p for v in p[key]]
+        shape = (len(values), width) if width else (len(values),)
+        return np.asarray(values, dtype=dtype).reshape(shape)
+
+    path = SpatialPathModel()
+    path.start = wp.array(start, dtype=wp.int32, device=dev)
+    for key in SPATIAL_PATH_KEYS:
+        if key in ("offset", "axis", "side_offset"):
+            setattr(path, key, wp.array(cat(key, np.float32, 3), dtype=wp.vec3, device=dev))
+        elif key in ("radius", "divisor"):
+            setattr(path, key, wp.array(cat(key, np.float32), dtype=float, device=dev))
+        else:
+            setattr(path, key, wp.array(cat(key, np.int32), dtype=wp.int32, device=dev))
+    m.transmission_path = path
+
+    term_counts = [len(t) for t in b.transmission_terms]
+    term_start = np.zeros(n + 1, dtype=np.int32)
+    term_start[1:] = np.cumsum(term_counts, dtype=np.int64)
+    m.transmission_term_count = int(term_start[-1])
+    m.transmission_term_start = wp.array(term_start, dtype=wp.int32, device=dev)
+    m.transmission_slot_count = m.transmission_element_count + 2 * m.transmission_term_count
+    m.transmission_term_joint = wp.array(
+        np.asarray([j for t in b.transmission_terms for j, _ in t], dtype=np.int32), dtype=wp.int32, device=dev
+    )
+    m.transmission_term_coefficient = wp.array(
+        _f32([c for t in b.transmission_terms for _, c in t]), dtype=float, device=dev
+    )
+
+    props = b.transmission_properties
+    for name, key in _PROPERTY_ARRAYS:
+        setattr(m, name, wp.array(_f32([p[key] for p in props]), dtype=float, device=dev))
+
+    # Reference lengths at the initial pose, then the properties that default to them.
+    m.transmission_reference_length = wp.zeros(n, dtype=float, device=dev)
+    if n:
+        wp.launch(
+            transmission_lengths,
+            dim=n,
+            inputs=[transmission_model_struct(m), m.body_q, transmission_scratch(m)],
+            outputs=[m.transmission_reference_length],
+            device=dev,
+        )
+    ref = m.transmission_reference_length.numpy().astype(np.float64)
+
+    def resolved(key):
+        return _f32([ref[i] if p[key] is None else p[key] for i, p in enumerate(props)])
+
+    m.transmission_spring_lower = wp.array(resolved("spring_lower"), dtype=float, device=dev)
+    m.transmission_spring_upper = wp.array(resolved("spring_upper"), dtype=float, device=dev)
+    # Defaults copied into Control.
+    m.transmission_drive_force = wp.array(_f32([p["drive_force"] for p in props]), dtype=float, device=dev)
+    m.transmission_target_length = wp.array(resolved("target_length"), dtype=float, device=dev)
+    m.transmission_target_velocity = wp.array(_f32([p["target_velocity"] for p in props]), dtype=float, device=dev)
+    m.transmission_position_gain = wp.array(_f32([p["position_gain"] for p in props]), dtype=float, device=dev)
+    m.transmission_velocity_gain = wp.array(_f32([p["velocity_gain"] for p in props]), dtype=float, device=dev)
+    m.transmission_enabled = wp.array(
+        np.asarray([int(p["enabled"]) for p in props], dtype=np.int32), dtype=wp.int32, device=dev
+    )
+
+    nc = b.coupling_count
+    m.coupling_count = nc
+    m.coupling_label = list(b.coupling_label)
+    m.coupling_first = wp.array(np.asarray(b.coupling_first, dtype=np.int32), dtype=wp.int32, device=dev)
+    m.coupling_second = wp.array(np.asarray(b.coupling_second, dtype=np.int32), dtype=wp.int32, device=dev)
+    coeffs = np.asarray(b.coupling_coefficients, dtype=np.float32).reshape(nc, 5)
+    m.coupling_coefficients = wp.array(coeffs, dtype=wp.types.vector(5, float), device=dev)
+    m.coupling_compliance = wp.array(_f32(b.coupling_compliance), dtype=float, device=dev)
+    m.coupling_position_correction = wp.array(_f32(b.coupling_position_correction), dtype=float, device=dev)
+    m.coupling_enabled = wp.array(
+        np.asarray([int(e) for e in b.coupling_enabled], dtype=np.int32), dtype=wp.int32, device=dev
+    )
+    cw = np.asarray(b.coupling_world, dtype=np.int32)
+    if b.world_count == 0:
+        cw = np.zeros_like(cw)
+    m.coupling_world = wp.array(cw, dtype=wp.int32, device=dev)
+
+
+def transmission_model_struct(m) -> TransmissionModel:
+    """The transmission-tendon constants of ``m`` bundled for kernels (arrays shared, not copied)."""
+    s = TransmissionModel()
+    s.type = m.transmission_type
+    s.path = m.transmission_path
+    s.term_start = m.transmission_term_start
+    s.term_joint = m.transmission_term_joint
+    s.term_coefficient = m.transmission_term_coefficient
+    s.joint_type = m.joint_type
+    s.joint_parent = m.joint_parent
+    s.joint_child = m.joint_child
+    s.joint_X_p = m.joint_X_p
+    s.joint_X_c = m.joint_X_c
+    s.joint_axis = m.joint_axis
+    s.joint_qd_start = m.joint_qd_start
+    s.body_com = m.body_com
+    return s
+
+
+def transmission_scratch(m) -> TransmissionScratch:
+    """Per-element and per-slot geometry scratch for the transmission kernels."""
+    dev = m.device
+    ne = m.transmission_element_count
+    ns = m.transmission_slot_count
+    s = TransmissionScratch()
+    s.point_a = wp.zeros(ne, dtype=wp.vec3, device=dev)
+    s.grad_a = wp.zeros(ne, dtype=wp.vec3, device=dev)
+    s.point_b = wp.zeros(ne, dtype=wp.vec3, device=dev)
+    s.grad_b = wp.zeros(ne, dtype=wp.vec3, device=dev)
+    s.jac = wp.zeros(ns, dtype=wp.spatial_vector, device=dev)
+    s.body = wp.full(ns, -1, dtype=wp.int32, device=dev) if ns else wp.zeros(0, dtype=wp.int32, device=dev)
+    return s

@@ -1,0 +1,597 @@
+"""Transmission tendons: one scalar length coordinate per tendon and the force elements acting on it.
+
+A tendon's length ``l`` is routed (spatial tendons, ``warp_kernels.spatial``) or a weighted sum of
+joint coordinates ``l = sum_i c_i q_i`` (fixed tendons). Its Jacobian is stored per *transmission
+slot* as a 6-vector gradient ``J_s = dl/d(x, theta)`` of one body (COM translation, rotation):
+a spatial tendon owns one slot per path element, a fixed tendon two per joint term (parent, child).
+Tendon t's slots are ``path.start[t] + 2 term_start[t]`` up to the same expression at t + 1, so a
+spatial element i sits in slot ``i + 2 term_start[t]``. Then
+
+    dl/dt = J v = sum_s J_s . (v_b, w_b),        W = J M^-1 J^T = sum_b J_b^T M_b^-1 J_b,
+
+with ``J_b`` the sum of the slots on body b (contributions on one body add before the response).
+
+Force elements are rows of the shared impulse solver (spec "Tendon physics"): each row has an
+accumulated impulse ``p`` [N s] over the step, a target velocity ``b``, a softness ``gamma`` and
+bounds; one projected update is
+
+    p_new = clamp(p - (J v_+ - b + gamma p) / (W + gamma), p_min, p_max).
+
+SolverXPBD evaluates ``J v_+`` at its current iterate as ``(l(x) - l_n)/h`` (the iterate is the
+end-of-step pose), and an impulse ``dp`` moves body b by ``h M_b^-1 J_b dp``, so the rows share the
+position iterations with joints, contacts and cables. Rows (``l_n``, ``ldot_n`` at the step start):
+
+* passive spring + damping: ``gamma = 1/(h (d + h k_a))``, ``b = -k_a e_n/(d + h k_a)``, free, with
+  ``e_n = l_n - clamp(l_n, ls-, ls+)`` and ``k_a = k`` outside the interval or for equal ends, else 0
+  (so ``p = -h k_a e_n - h (d + h k_a) ldot_+``);
+* drive: ``r = a_{n+1} + kp (l_d - l_n) + kv ldot_d``, ``gamma = 1/(h (kv + h kp))``,
+  ``b = r/(kv + h kp)``, ``p in h [F_min, F_max]``; without gains the impulse is ``h clamp(r)``;
+  activation ``a_{n+1} = u + (a_n - u) exp(-h/tau)`` (``u`` for tau = 0);
+* limits: ``g_low = l_n - l_min - m``, ``b = -eta g_low / h``, ``p >= 0``; ``g_high = l_max - l_n - m``,
+  ``b = eta g_high / h``, ``p <= 0``; ``eta = beta`` for ``g < 0`` else 1; equal bounds: one free
+  row ``b = beta (l_target - l_n)/h``; ``gamma = c/h^2``;
+* dry friction: ``b = 0``, ``p in [-h F_f, h F_f]``, ``gamma = c_f/h^2``;
+* armature: ``gamma = 1/a_t``, ``b = ldot_n - h b_l``, free, with ``b_l`` the length acceleration at
+  zero generalized acceleration, a centred second difference of the routed length along the body
+  velocities (0 for fixed tendons).
+
+Signs: F > 0 lengthens, tension T = -F.
+"""
+
+import warp as wp
+
+from warp_kernels.math import twist_angle, world_inv_inertia
+from warp_kernels.rigid import BodyModel, is_moving_body
+from warp_kernels.spatial import SpatialPathModel, spatial_route
+from warp_kernels.types import JOINT_REVOLUTE
+
+wp.set_module_options({"enable_backward": False})
+
+TRANSMISSION_SPATIAL = wp.constant(0)
+TRANSMISSION_FIXED = wp.constant(1)
+CURVATURE_STEP = wp.constant(1.0e-2)
+"""Time offset [s] of the centred second difference that estimates the armature curvature bias."""
+BIG = wp.constant(1.0e30)
+
+
+@wp.struct
+class TransmissionModel:
+    """Per-tendon geometry constants: spatial paths, fixed-tendon joint terms, and the joint and
+    body data a joint coordinate needs."""
+
+    type: wp.array(dtype=wp.int32)
+    path: SpatialPathModel
+    term_start: wp.array(dtype=wp.int32)
+    term_joint: wp.array(dtype=wp.int32)
+    term_coefficient: wp.array(dtype=float)
+    joint_type: wp.array(dtype=wp.int32)
+    joint_parent: wp.array(dtype=wp.int32)
+    joint_child: wp.array(dtype=wp.int32)
+    joint_X_p: wp.array(dtype=wp.transform)
+    joint_X_c: wp.array(dtype=wp.transform)
+    joint_axis: wp.array(dtype=wp.vec3)
+    joint_qd_start: wp.array(dtype=wp.int32)
+    body_com: wp.array(dtype=wp.vec3)
+
+
+@wp.struct
+class TransmissionScratch:
+    """Per-element route points/gradients and per-slot Jacobians, written by the geometry."""
+
+    point_a: wp.array(dtype=wp.vec3)
+    grad_a: wp.array(dtype=wp.vec3)
+    point_b: wp.array(dtype=wp.vec3)
+    grad_b: wp.array(dtype=wp.vec3)
+    jac: wp.array(dtype=wp.spatial_vector)
+    body: wp.array(dtype=wp.int32)
+
+
+@wp.struct
+class TransmissionParams:
+    """Force-element parameters per tendon (model arrays, editable in place)."""
+
+    stiffness: wp.array(dtype=float)
+    damping: wp.array(dtype=float)
+    spring_lower: wp.array(dtype=float)
+    spring_upper: wp.array(dtype=float)
+    activation_time: wp.array(dtype=float)
+    actuation_lower: wp.array(dtype=float)
+    actuation_upper: wp.array(dtype=float)
+    lower_limit: wp.array(dtype=float)
+    upper_limit: wp.array(dtype=float)
+    limit_margin: wp.array(dtype=float)
+    position_correction: wp.array(dtype=float)
+    limit_compliance: wp.array(dtype=float)
+    friction_loss: wp.array(dtype=float)
+    friction_compliance: wp.array(dtype=float)
+    armature: wp.array(dtype=float)
+
+
+@wp.struct
+class TransmissionControl:
+    """Per-tendon commands (``Control`` arrays)."""
+
+    drive_force: wp.array(dtype=float)
+    target_length: wp.array(dtype=float)
+    target_velocity: wp.array(dtype=float)
+    position_gain: wp.array(dtype=float)
+    velocity_gain: wp.array(dtype=float)
+    enabled: wp.array(dtype=wp.int32)
+
+
+@wp.struct
+class TransmissionWork:
+    """Solver-owned per-tendon step data and accumulated row impulses [N s]."""
+
+    l_n: wp.array(dtype=float)
+    ldot_n: wp.array(dtype=float)
+    bias: wp.array(dtype=float)
+    activation: wp.array(dtype=float)
+    enabled: wp.array(dtype=wp.int32)
+    p_passive: wp.array(dtype=float)
+    p_drive: wp.array(dtype=float)
+    p_lower: wp.array(dtype=float)
+    p_upper: wp.array(dtype=float)
+    p_friction: wp.array(dtype=float)
+    p_armature: wp.array(dtype=float)
+
+
+@wp.struct
+class TransmissionReport:
+    """Per-tendon results after a step (solver arrays)."""
+
+    length: wp.array(dtype=float)
+    velocity: wp.array(dtype=float)
+    force: wp.array(dtype=float)
+    tension: wp.array(dtype=float)
+    actuation_force: wp.array(dtype=float)
+    limit_force: wp.array(dtype=float)
+    friction_force: wp.array(dtype=float)
+    coupling_force: wp.array(dtype=float)
+    potential_energy: wp.array(dtype=float)
+    kinetic_energy: wp.array(dtype=float)
+
+
+# ----------------------------------------------------------------------------------------------
+# Geometry
+
+
+@wp.func
+def slot_begin(tm: TransmissionModel, t: int):
+    return tm.path.start[t] + 2 * tm.term_start[t]
+
+
+@wp.func
+def point_jacobian(body_q: wp.array(dtype=wp.transform), com: wp.vec3, b: int, p: wp.vec3, g: wp.vec3):
+    """6-vector gradient (g, (p - c) x g) of a length whose gradient at point p of body b is g."""
+    if b < 0:
+        return wp.spatial_vector()
+    c = wp.transform_point(body_q[b], com)
+    return wp.spatial_vector(g, wp.cross(p - c, g))
+
+
+@wp.func
+def joint_frames(tm: TransmissionModel, j: int, body_q: wp.array(dtype=wp.transform)):
+    p = tm.joint_parent[j]
+    X_wp = tm.joint_X_p[j]
+    if p >= 0:
+        X_wp = body_q[p] * tm.joint_X_p[j]
+    X_wc = body_q[tm.joint_child[j]] * tm.joint_X_c[j]
+    return X_wp, X_wc
+
+
+@wp.func
+def body_com(tm: TransmissionModel, b: int, body_q: wp.array(dtype=wp.transform)):
+    if b < 0:
+        return wp.vec3(0.0)
+    return wp.transform_point(body_q[b], tm.body_com[b])
+
+
+@wp.func
+def joint_term(tm: TransmissionModel, j: int, body_q: wp.array(dtype=wp.transform)):
+    """(q, J_parent, J_child) of revolute/prismatic joint j: its coordinate [rad or m] and the
+    6-vector gradients dq/d(x, theta) of its parent and child bodies.
+
+    revolute: q = twist of the child frame about the axis, J_c = (0, a), J_p = (0, -a).
+    prismatic: q = (x_c - x_p) . a with a fixed to the parent, J_c = (a, r_c x a),
+    J_p = (-a, -(r_p x a) + a x (x_c - x_p)) (the axis turns with the parent).
+    """
+    X_wp, X_wc = joint_frames(tm, j, body_q)
+    rot_p = wp.transform_get_rotation(X_wp)
+    axis = tm.joint_axis[tm.joint_qd_start[j]]
+    a = wp.quat_rotate(rot_p, axis)
+    p = tm.joint_parent[j]
+    c = tm.joint_child[j]
+    if tm.joint_type[j] == JOINT_REVOLUTE:
+        q = twist_angle(wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc), axis)
+        return q, wp.spatial_vector(wp.vec3(0.0), -a), wp.spatial_vector(wp.vec3(0.0), a)
+    x_p = wp.transform_get_translation(X_wp)
+    x_c = wp.transform_get_translation(X_wc)
+    d = x_c - x_p
+    r_c = x_c - body_com(tm, c, body_q)
+    r_p = x_p - body_com(tm, p, body_q)
+    jp = wp.spatial_vector(-a, -wp.cross(r_p, a) + wp.cross(a, d))
+    return wp.dot(d, a), jp, wp.spatial_vector(a, wp.cross(r_c, a))
+
+
+@wp.func
+def transmission_geometry(
+    tm: TransmissionModel, t: int, body_q: wp.array(dtype=wp.transform), scratch: TransmissionScratch
+):
+    """Length [m] (or the joint-weighted coordinate) of tendon t; writes its slots' body and 6-vector
+    gradient into ``scratch`` (world bodies get zero gradients)."""
+    s0 = slot_begin(tm, t)
+    length = float(0.0)
+    if tm.type[t] == TRANSMISSION_FIXED:
+        k0 = tm.term_start[t]
+        for k in range(k0, tm.term_start[t + 1]):
+            j = tm.term_joint[k]
+            c = tm.term_coefficient[k]
+            q, jp, jc = joint_term(tm, j, body_q)
+            length = length + c * q
+            s = s0 + 2 * (k - k0)
+            scratch.body[s] = tm.joint_parent[j]
+            scratch.jac[s] = jp * c
+            scratch.body[s + 1] = tm.joint_child[j]
+            scratch.jac[s + 1] = jc * c
+        return length
+    length = spatial_route(tm.path, t, body_q, scratch.point_a, scratch.grad_a, scratch.point_b, scratch.grad_b)
+    e0 = tm.path.start[t]
+    for i in range(e0, tm.path.start[t + 1]):
+        b = tm.path.body[i]
+        s = s0 + (i - e0)
+        scratch.body[s] = b
+        com = wp.vec3(0.0)
+        if b >= 0:
+            com = tm.body_com[b]
+        scratch.jac[s] = point_jacobian(body_q, com, b, scratch.point_a[i], scratch.grad_a[i]) + point_jacobian(
+            body_q, com, b, scratch.point_b[i], scratch.grad_b[i]
+        )
+    return length
+
+
+@wp.func
+def slot_end(tm: TransmissionModel, t: int):
+    return slot_begin(tm, t + 1)
+
+
+@wp.func
+def transmission_rate(
+    tm: TransmissionModel, t: int, body_qd: wp.array(dtype=wp.spatial_vector), scratch: TransmissionScratch
+):
+    """J v [m/s]: the length rate for body velocities ``body_qd`` (world bodies do not move)."""
+    rate = float(0.0)
+    for s in range(slot_begin(tm, t), slot_end(tm, t)):
+        b = scratch.body[s]
+        if b >= 0:
+            rate = rate + wp.dot(scratch.jac[s], body_qd[b])
+    return rate
+
+
+@wp.func
+def body_jacobian(tm: TransmissionModel, t: int, scratch: TransmissionScratch, b: int):
+    """J_b: the sum of tendon t's slot gradients on body b."""
+    jb = wp.spatial_vector()
+    for s in range(slot_begin(tm, t), slot_end(tm, t)):
+        if scratch.body[s] == b:
+            jb = jb + scratch.jac[s]
+    return jb
+
+
+@wp.func
+def response(bodies: BodyModel, b: int, q: wp.transform, jb: wp.spatial_vector):
+    """M_b^-1 J_b (dx per unit impulse, dtheta per unit impulse) of a moving body."""
+    inv_i = world_inv_inertia(q, bodies.inv_inertia[b])
+    return wp.spatial_vector(wp.spatial_top(jb) * bodies.inv_mass[b], inv_i * wp.spatial_bottom(jb))
+
+
+@wp.func
+def effective_inverse_mass(
+    tm: TransmissionModel,
+    bodies: BodyModel,
+    t: int,
+    body_q: wp.array(dtype=wp.transform),
+    scratch: TransmissionScratch,
+):
+    """W = sum over distinct moving bodies of J_b^T M_b^-1 J_b [1/kg]."""
+    w = float(0.0)
+    s0 = slot_begin(tm, t)
+    for s in range(s0, slot_end(tm, t)):
+        b = scratch.body[s]
+        if not is_moving_body(bodies, b):
+            continue
+        first = bool(True)
+        for r in range(s0, s):
+            if scratch.body[r] == b:
+                first = False
+        if first:
+            jb = body_jacobian(tm, t, scratch, b)
+            w = w + wp.dot(jb, response(bodies, b, body_q[b], jb))
+    return w
+
+
+@wp.kernel
+def transmission_lengths(
+    tm: TransmissionModel,
+    body_q: wp.array(dtype=wp.transform),
+    scratch: TransmissionScratch,
+    # Out:
+    length: wp.array(dtype=float),
+):
+    """Length of every transmission tendon at the poses body_q."""
+    t = wp.tid()
+    length[t] = transmission_geometry(tm, t, body_q, scratch)
+
+
+@wp.kernel
+def shift_poses(
+    body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    com: wp.array(dtype=wp.vec3),
+    tau: float,
+    # Out:
+    q_plus: wp.array(dtype=wp.transform),
+    q_minus: wp.array(dtype=wp.transform),
+):
+    """Poses a time +-tau away along the current velocities (constant COM velocity and spin)."""
+    b = wp.tid()
+    q = body_q[b]
+    v = wp.spatial_top(body_qd[b])
+    w = wp.spatial_bottom(body_qd[b])
+    c = wp.transform_point(q, com[b])
+    rot = wp.transform_get_rotation(q)
+    angle = wp.length(w) * tau
+    rp = rot
+    rm = rot
+    if angle > 1.0e-12:
+        axis = wp.normalize(w)
+        rp = wp.normalize(wp.quat_from_axis_angle(axis, angle) * rot)
+        rm = wp.normalize(wp.quat_from_axis_angle(axis, -angle) * rot)
+    cp = c + v * tau
+    cm = c - v * tau
+    q_plus[b] = wp.transform(cp - wp.quat_rotate(rp, com[b]), rp)
+    q_minus[b] = wp.transform(cm - wp.quat_rotate(rm, com[b]), rm)
+
+
+# ----------------------------------------------------------------------------------------------
+# Step
+
+
+@wp.kernel
+def begin_transmissions(
+    tm: TransmissionModel,
+    par: TransmissionParams,
+    ctrl: TransmissionControl,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    q_plus: wp.array(dtype=wp.transform),
+    q_minus: wp.array(dtype=wp.transform),
+    activation_in: wp.array(dtype=float),
+    scratch: TransmissionScratch,
+    # Out:
+    activation_out: wp.array(dtype=float),
+    work: TransmissionWork,
+):
+    """Step start: length, rate and curvature bias at the input pose, the activation update
+    ``a_{n+1} = u + (a_n - u) exp(-h/tau)`` (held while disabled), and zero row impulses."""
+    t = wp.tid()
+    enabled = ctrl.enabled[t]
+    work.enabled[t] = enabled
+    a = activation_in[t]
+    if enabled != 0:
+        u = ctrl.drive_force[t]
+        tau = par.activation_time[t]
+        if tau > 0.0:
+            a = u + (a - u) * wp.exp(-dt / tau)
+        else:
+            a = u
+    activation_out[t] = a
+    work.activation[t] = a
+    work.p_passive[t] = 0.0
+    work.p_drive[t] = 0.0
+    work.p_lower[t] = 0.0
+    work.p_upper[t] = 0.0
+    work.p_friction[t] = 0.0
+    work.p_armature[t] = 0.0
+    bias = float(0.0)
+    if tm.type[t] == TRANSMISSION_SPATIAL and par.armature[t] > 0.0:
+        lp = transmission_geometry(tm, t, q_plus, scratch)
+        lm = transmission_geometry(tm, t, q_minus, scratch)
+        l0 = transmission_geometry(tm, t, body_q, scratch)
+        bias = (lp - 2.0 * l0 + lm) / (CURVATURE_STEP * CURVATURE_STEP)
+    work.bias[t] = bias
+    work.l_n[t] = transmission_geometry(tm, t, body_q, scratch)
+    work.ldot_n[t] = transmission_rate(tm, t, body_qd, scratch)
+
+
+@wp.func
+def total_impulse(work: TransmissionWork, t: int):
+    """Sum of a tendon's row impulses this step [N s]."""
+    return (
+        work.p_passive[t]
+        + work.p_drive[t]
+        + work.p_lower[t]
+        + work.p_upper[t]
+        + work.p_friction[t]
+        + work.p_armature[t]
+    )
+
+
+@wp.func
+def row_update(p: float, rate: float, target: float, gamma: float, w: float, lo: float, hi: float):
+    """One projected update of a row; returns the new accumulated impulse."""
+    denom = w + gamma
+    if denom <= 0.0:
+        return p
+    return wp.clamp(p - (rate - target + gamma * p) / denom, lo, hi)
+
+
+@wp.kernel
+def solve_transmissions(
+    tm: TransmissionModel,
+    bodies: BodyModel,
+    par: TransmissionParams,
+    ctrl: TransmissionControl,
+    slot_base: int,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    scratch: TransmissionScratch,
+    work: TransmissionWork,
+    # Out:
+    slot_delta: wp.array(dtype=wp.spatial_vector),
+):
+    """One pass over a tendon's rows at the current iterate (see module docstring); the pose change
+    of each body ``h M_b^-1 J_s dp`` goes to the tendon's slots ``slot_base + s``."""
+    t = wp.tid()
+    s0 = slot_begin(tm, t)
+    s1 = slot_end(tm, t)
+    length = transmission_geometry(tm, t, body_q, scratch)
+    for s in range(s0, s1):
+        slot_delta[slot_base + s] = wp.spatial_vector()
+    if work.enabled[t] == 0:
+        return
+    h = dt
+    w = effective_inverse_mass(tm, bodies, t, body_q, scratch)
+    rate = (length - work.l_n[t]) / h
+    p_total_old = total_impulse(work, t)
+    l_n = work.l_n[t]
+
+    # Passive spring and damping (implicit, one row).
+    k = par.stiffness[t]
+    d = par.damping[t]
+    lo_s = par.spring_lower[t]
+    hi_s = par.spring_upper[t]
+    e = l_n - wp.clamp(l_n, lo_s, hi_s)
+    k_a = k
+    if lo_s < hi_s and e == 0.0:
+        k_a = 0.0
+    soft = d + h * k_a
+    if soft > 0.0:
+        p = work.p_passive[t]
+        p_new = row_update(p, rate, -k_a * e / soft, 1.0 / (h * soft), w, -BIG, BIG)
+        rate = rate + w * (p_new - p)
+        work.p_passive[t] = p_new
+
+    # Drive: feedforward (filtered) plus implicit servo, bounded actuator force.
+    kp = ctrl.position_gain[t]
+    kv = ctrl.velocity_gain[t]
+    r = work.activation[t] + kp * (ctrl.target_length[t] - l_n) + kv * ctrl.target_velocity[t]
+    f_lo = par.actuation_lower[t]
+    f_hi = par.actuation_upper[t]
+    gain = kv + h * kp
+    p = work.p_drive[t]
+    p_new = p
+    if gain > 0.0:
+        p_new = row_update(p, rate, r / gain, 1.0 / (h * gain), w, h * f_lo, h * f_hi)
+    else:
+        p_new = h * wp.clamp(r, f_lo, f_hi)
+    rate = rate + w * (p_new - p)
+    work.p_drive[t] = p_new
+
+    # Length bounds (unilateral rows, or one bilateral lock).
+    l_min = par.lower_limit[t]
+    l_max = par.upper_limit[t]
+    beta = par.position_correction[t]
+    margin = par.limit_margin[t]
+    gamma_l = par.limit_compliance[t] / (h * h)
+    if l_min == l_max:
+        p = work.p_lower[t]
+        p_new = row_update(p, rate, beta * (l_min - l_n) / h, gamma_l, w, -BIG, BIG)
+        rate = rate + w * (p_new - p)
+        work.p_lower[t] = p_new
+    else:
+        if l_min > -BIG:
+            g = l_n - l_min - margin
+            eta = float(1.0)
+            if g < 0.0:
+                eta = beta
+            p = work.p_lower[t]
+            p_new = row_update(p, rate, -eta * g / h, gamma_l, w, 0.0, BIG)
+            rate = rate + w * (p_new - p)
+            work.p_lower[t] = p_new
+        if l_max < BIG:
+            g = l_max - l_n - margin
+            eta = float(1.0)
+            if g < 0.0:
+                eta = beta
+            p = work.p_upper[t]
+            p_new = row_update(p, rate, eta * g / h, gamma_l, w, -BIG, 0.0)
+            rate = rate + w * (p_new - p)
+            work.p_upper[t] = p_new
+
+    # Dry friction.
+    f_f = par.friction_loss[t]
+    if f_f > 0.0:
+        p = work.p_friction[t]
+        p_new = row_update(p, rate, 0.0, par.friction_compliance[t] / (h * h), w, -h * f_f, h * f_f)
+        rate = rate + w * (p_new - p)
+        work.p_friction[t] = p_new
+
+    # Armature with the curvature bias.
+    a_t = par.armature[t]
+    if a_t > 0.0:
+        p = work.p_armature[t]
+        p_new = row_update(p, rate, work.ldot_n[t] - h * work.bias[t], 1.0 / a_t, w, -BIG, BIG)
+        rate = rate + w * (p_new - p)
+        work.p_armature[t] = p_new
+
+    dp = total_impulse(work, t) - p_total_old
+    if dp == 0.0:
+        return
+    for s in range(s0, s1):
+        b = scratch.body[s]
+        if is_moving_body(bodies, b):
+            slot_delta[slot_base + s] = response(bodies, b, body_q[b], scratch.jac[s]) * (h * dp)
+
+
+@wp.kernel
+def report_transmissions(
+    tm: TransmissionModel,
+    par: TransmissionParams,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    scratch: TransmissionScratch,
+    work: TransmissionWork,
+    # Out:
+    rep: TransmissionReport,
+):
+    """Results of the step at its final pose: length, rate, forces (impulse / h), energies.
+    A disabled tendon reports zero forces (its geometry stays inspectable)."""
+    t = wp.tid()
+    length = transmission_geometry(tm, t, body_q, scratch)
+    rate = transmission_rate(tm, t, body_qd, scratch)
+    rep.length[t] = length
+    rep.velocity[t] = rate
+    inv_h = 1.0 / dt
+    f_limit = (work.p_lower[t] + work.p_upper[t]) * inv_h
+    total = total_impulse(work, t) * inv_h
+    if work.enabled[t] == 0:
+        total = 0.0
+        f_limit = 0.0
+    rep.force[t] = total
+    rep.tension[t] = -total
+    rep.actuation_force[t] = work.p_drive[t] * inv_h * float(work.enabled[t])
+    rep.limit_force[t] = f_limit
+    rep.friction_force[t] = work.p_friction[t] * inv_h * float(work.enabled[t])
+    rep.coupling_force[t] = 0.0
+    e = length - wp.clamp(length, par.spring_lower[t], par.spring_upper[t])
+    rep.potential_energy[t] = 0.5 * par.stiffness[t] * e * e
+    rep.kinetic_energy[t] = 0.5 * par.armature[t] * rate * rate
+
+
+@wp.kernel
+def update_transmission_geometry(
+    tm: TransmissionModel,
+    body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    scratch: TransmissionScratch,
+    # Out:
+    length: wp.array(dtype=float),
+    velocity: wp.array(dtype=float),
+):
+    """Length, rate and slot gradients at the given state, without touching last-step forces."""
+    t = wp.tid()
+    length[t] = transmission_geometry(tm, t, body_q, scratch)
+    velocity[t] = transmission_rate(tm, t, body_qd, scratch)
