@@ -130,6 +130,27 @@ def finalize_transmissions(b, m, world_count: int):
     m.coupling_enabled = wp.array(
         np.asarray([int(e) for e in b.coupling_enabled], dtype=np.int32), dtype=wp.int32, device=dev
     )
+    tendon_slots = np.diff(np.asarray(start, dtype=np.int64)) + 2 * np.diff(term_start.astype(np.int64))
+    per_coupling = [
+        tendon_slots[f] + (tendon_slots[t2] if t2 >= 0 else 0)
+        for f, t2 in zip(b.coupling_first, b.coupling_second, strict=True)
+    ]
+    cstart = np.zeros(nc + 1, dtype=np.int32)
+    cstart[1:] = np.cumsum(per_coupling, dtype=np.int64)
+    m.coupling_slot_start = wp.array(cstart, dtype=wp.int32, device=dev)
+    m.coupling_slot_count = int(cstart[-1])
+    # Couplings of each tendon (CSR), so a tendon sums its coupling forces without atomics.
+    of_tendon = [[] for _ in range(n)]
+    for c, (f, t2) in enumerate(zip(b.coupling_first, b.coupling_second, strict=True)):
+        of_tendon[f].append(c)
+        if t2 >= 0:
+            of_tendon[t2].append(c)
+    tc_start = np.zeros(n + 1, dtype=np.int32)
+    tc_start[1:] = np.cumsum([len(x) for x in of_tendon], dtype=np.int64)
+    m.transmission_coupling_start = wp.array(tc_start, dtype=wp.int32, device=dev)
+    m.transmission_coupling = wp.array(
+        np.asarray([c for x in of_tendon for c in x], dtype=np.int32), dtype=wp.int32, device=dev
+    )
     cw = np.asarray(b.coupling_world, dtype=np.int32)
     if b.world_count == 0:
         cw = np.zeros_like(cw)
@@ -167,4 +188,18 @@ def transmission_scratch(m) -> TransmissionScratch:
     s.grad_b = wp.zeros(ne, dtype=wp.vec3, device=dev)
     s.jac = wp.zeros(ns, dtype=wp.spatial_vector, device=dev)
     s.body = wp.full(ns, -1, dtype=wp.int32, device=dev) if ns else wp.zeros(0, dtype=wp.int32, device=dev)
+    return s
+
+
+def coupling_model_struct(m):
+    """The coupling constants of ``m`` bundled for kernels."""
+    from warp_kernels.transmission import CouplingModel
+
+    s = CouplingModel()
+    s.first = m.coupling_first
+    s.second = m.coupling_second
+    s.coefficients = m.coupling_coefficients
+    s.compliance = m.coupling_compliance
+    s.position_correction = m.coupling_position_correction
+    s.slot_start = m.coupling_slot_start
     return s

@@ -134,14 +134,21 @@ def contact_body_pairs(b) -> list[tuple[int, int]]:
 
 
 def transmission_slot_bodies(b) -> list[int]:
-    """Body of every transmission slot in order: a spatial tendon's path elements (a pulley: -1),
-    then two per fixed-tendon joint term (parent, child)."""
-    out: list[int] = []
+    """Body of every transmission slot in order: per tendon, its spatial path elements (a pulley: -1)
+    or two per fixed-tendon joint term (parent, child); then per coupling, copies of its first and
+    second tendon's slots (a coupling's impulse moves both tendons' bodies)."""
+    per_tendon: list[list[int]] = []
     for path, terms in zip(b.transmission_path, b.transmission_terms, strict=True):
-        if path:
-            out.extend(path["body"])
+        bodies = list(path["body"]) if path else []
         for j, _ in terms:
-            out.extend((b.joint_parent[j], b.joint_child[j]))
+            bodies.extend((b.joint_parent[j], b.joint_child[j]))
+        per_tendon.append(bodies)
+    out = [body for bodies in per_tendon for body in bodies]
+    # Coupling slots: the first tendon's slots, then the second's.
+    for first, second in zip(b.coupling_first, b.coupling_second, strict=True):
+        out.extend(per_tendon[first])
+        if second >= 0:
+            out.extend(per_tendon[second])
     return out
 
 

@@ -25,7 +25,9 @@ class ModelFlags(enum.IntFlag):
     """Shape friction or restitution was edited in place."""
     TENDON_PROPERTIES = 1 << 3
     """Tendon segment compliance, damping, rest length or guide friction was edited in place."""
-    ALL = BODY_PROPERTIES | JOINT_PROPERTIES | SHAPE_PROPERTIES | TENDON_PROPERTIES
+    TRANSMISSION_PROPERTIES = 1 << 4
+    """Transmission tendon or coupling parameters (``transmission_*``, ``coupling_*``) were edited in place."""
+    ALL = BODY_PROPERTIES | JOINT_PROPERTIES | SHAPE_PROPERTIES | TENDON_PROPERTIES | TRANSMISSION_PROPERTIES
     """Everything above."""
 
 
@@ -295,6 +297,14 @@ class Model:
         """Default enable flags (copied into Control), shape [coupling_count], int32."""
         self.coupling_world = None
         """World of each coupling, shape [coupling_count], int32."""
+        self.coupling_slot_start = None
+        """First constraint slot of each coupling (after the tendons' slots), shape [coupling_count + 1], int32."""
+        self.coupling_slot_count = 0
+        """Constraint slots of couplings (copies of both tendons' slots)."""
+        self.transmission_coupling_start = None
+        """First entry of each tendon's couplings in ``transmission_coupling``, shape [transmission_count + 1]."""
+        self.transmission_coupling = None
+        """Couplings of each tendon (CSR, by ``transmission_coupling_start``), shape [sum of entries], int32."""
         self.custom_attributes = {}
         """Declared custom attributes: name -> Warp array with one value per entity of its frequency."""
         self.custom_attribute_frequency = {}

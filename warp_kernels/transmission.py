@@ -17,9 +17,11 @@ bounds; one projected update is
 
     p_new = clamp(p - (J v_+ - b + gamma p) / (W + gamma), p_min, p_max).
 
-SolverXPBD evaluates ``J v_+`` at its current iterate as ``(l(x) - l_n)/h`` (the iterate is the
-end-of-step pose), and an impulse ``dp`` moves body b by ``h M_b^-1 J_b dp``, so the rows share the
-position iterations with joints, contacts and cables. Rows (``l_n``, ``ldot_n`` at the step start):
+The Jacobian and W are evaluated at the start of the step (spec: "the active region and the
+geometry Jacobian are evaluated at the start of the step"). SolverXPBD evaluates ``J v_+`` with
+the velocity its current iterate implies, ``v_pred + (accumulated pose change)/h``, and an impulse
+``dp`` moves body b by ``h M_b^-1 J_b dp``, so the rows share the position iterations with joints,
+contacts and cables. Rows (``l_n``, ``ldot_n`` at the step start):
 
 * passive spring + damping: ``gamma = 1/(h (d + h k_a))``, ``b = -k_a e_n/(d + h k_a)``, free, with
   ``e_n = l_n - clamp(l_n, ls-, ls+)`` and ``k_a = k`` outside the interval or for equal ends, else 0
@@ -124,6 +126,8 @@ class TransmissionWork:
     """Solver-owned per-tendon step data and accumulated row impulses [N s]."""
 
     l_n: wp.array(dtype=float)
+    w: wp.array(dtype=float)
+    rate: wp.array(dtype=float)
     ldot_n: wp.array(dtype=float)
     bias: wp.array(dtype=float)
     activation: wp.array(dtype=float)
@@ -269,6 +273,26 @@ def transmission_rate(
 
 
 @wp.func
+def iterate_rate(
+    tm: TransmissionModel,
+    t: int,
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    body_delta: wp.array(dtype=wp.spatial_vector),
+    inv_h: float,
+    scratch: TransmissionScratch,
+):
+    """J v_+ at the current iterate, with v_+ = v_pred + (accumulated pose change)/h: the velocity
+    the iterate implies, without differencing two rounded float32 lengths (a 1 m route moving 2 mm/s
+    changes by 17 ulps per 1 ms step)."""
+    rate = float(0.0)
+    for s in range(slot_begin(tm, t), slot_end(tm, t)):
+        b = scratch.body[s]
+        if b >= 0:
+            rate = rate + wp.dot(scratch.jac[s], body_qd[b] + body_delta[b] * inv_h)
+    return rate
+
+
+@wp.func
 def body_jacobian(tm: TransmissionModel, t: int, scratch: TransmissionScratch, b: int):
     """J_b: the sum of tendon t's slot gradients on body b."""
     jb = wp.spatial_vector()
@@ -360,6 +384,7 @@ def shift_poses(
 @wp.kernel
 def begin_transmissions(
     tm: TransmissionModel,
+    bodies: BodyModel,
     par: TransmissionParams,
     ctrl: TransmissionControl,
     dt: float,
@@ -373,7 +398,8 @@ def begin_transmissions(
     activation_out: wp.array(dtype=float),
     work: TransmissionWork,
 ):
-    """Step start: length, rate and curvature bias at the input pose, the activation update
+    """Step start: length, Jacobian (kept in ``scratch`` for the step), W, rate and curvature bias
+    at the input pose, the activation update
     ``a_{n+1} = u + (a_n - u) exp(-h/tau)`` (held while disabled), and zero row impulses."""
     t = wp.tid()
     enabled = ctrl.enabled[t]
@@ -403,6 +429,7 @@ def begin_transmissions(
     work.bias[t] = bias
     work.l_n[t] = transmission_geometry(tm, t, body_q, scratch)
     work.ldot_n[t] = transmission_rate(tm, t, body_qd, scratch)
+    work.w[t] = effective_inverse_mass(tm, bodies, t, body_q, scratch)
 
 
 @wp.func
@@ -436,6 +463,8 @@ def solve_transmissions(
     slot_base: int,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    body_delta: wp.array(dtype=wp.spatial_vector),
     scratch: TransmissionScratch,
     work: TransmissionWork,
     # Out:
@@ -446,14 +475,15 @@ def solve_transmissions(
     t = wp.tid()
     s0 = slot_begin(tm, t)
     s1 = slot_end(tm, t)
-    length = transmission_geometry(tm, t, body_q, scratch)
     for s in range(s0, s1):
         slot_delta[slot_base + s] = wp.spatial_vector()
     if work.enabled[t] == 0:
         return
     h = dt
-    w = effective_inverse_mass(tm, bodies, t, body_q, scratch)
-    rate = (length - work.l_n[t]) / h
+    # The Jacobian (scratch) and W are those of the step start, as the spec's rows prescribe.
+    w = work.w[t]
+    rate = iterate_rate(tm, t, body_qd, body_delta, 1.0 / h, scratch)
+    work.rate[t] = rate
     p_total_old = total_impulse(work, t)
     l_n = work.l_n[t]
 
@@ -595,3 +625,188 @@ def update_transmission_geometry(
     t = wp.tid()
     length[t] = transmission_geometry(tm, t, body_q, scratch)
     velocity[t] = transmission_rate(tm, t, body_qd, scratch)
+
+
+# ----------------------------------------------------------------------------------------------
+# Couplings
+
+
+@wp.struct
+class CouplingModel:
+    """Polynomial couplings ``C = l1 - l1_ref - f(l2 - l2_ref)``, ``f = c0 + c1 x + ... + c4 x^4``.
+
+    Coupling c owns slots ``slot_start[c] ..``: copies of its first tendon's slots, then of its
+    second's (``second = -1``: none)."""
+
+    first: wp.array(dtype=wp.int32)
+    second: wp.array(dtype=wp.int32)
+    coefficients: wp.array(dtype=wp.types.vector(5, float))
+    compliance: wp.array(dtype=float)
+    position_correction: wp.array(dtype=float)
+    slot_start: wp.array(dtype=wp.int32)
+
+
+@wp.struct
+class CouplingWork:
+    """Per-coupling step data: C and f'(x) at the step start, the accumulated impulse [N s]."""
+
+    c_n: wp.array(dtype=float)
+    slope: wp.array(dtype=float)
+    p: wp.array(dtype=float)
+    active: wp.array(dtype=wp.int32)
+
+
+@wp.func
+def polynomial(cf: wp.types.vector(5, float), x: float):
+    """(f(x), f'(x)) by Horner's rule."""
+    f = cf[4]
+    df = float(0.0)
+    for i in range(3, -1, -1):
+        df = df * x + f
+        f = f * x + cf[i]
+    return f, df
+
+
+@wp.kernel
+def begin_couplings(
+    cm: CouplingModel,
+    enabled: wp.array(dtype=wp.int32),
+    reference: wp.array(dtype=float),
+    work: TransmissionWork,
+    # Out:
+    cw: CouplingWork,
+):
+    """Step start: C_n and f'(x_n) from the tendons' start-of-step lengths (evaluated once per step,
+    as the spec prescribes); a coupling acts only while it and both tendons are enabled."""
+    c = wp.tid()
+    t1 = cm.first[c]
+    t2 = cm.second[c]
+    cw.p[c] = 0.0
+    active = enabled[c] * work.enabled[t1]
+    x = float(0.0)
+    if t2 >= 0:
+        active = active * work.enabled[t2]
+        x = work.l_n[t2] - reference[t2]
+    f, df = polynomial(cm.coefficients[c], x)
+    if t2 < 0:
+        f = cm.coefficients[c][0]
+        df = 0.0
+    cw.active[c] = active
+    cw.c_n[c] = work.l_n[t1] - reference[t1] - f
+    cw.slope[c] = df
+
+
+@wp.func
+def coupling_jacobian(tm: TransmissionModel, scratch: TransmissionScratch, t1: int, t2: int, slope: float, b: int):
+    """J_C on body b: J1_b - f' J2_b."""
+    jb = body_jacobian(tm, t1, scratch, b)
+    if t2 >= 0:
+        jb = jb - body_jacobian(tm, t2, scratch, b) * slope
+    return jb
+
+
+@wp.kernel
+def solve_couplings(
+    tm: TransmissionModel,
+    cm: CouplingModel,
+    bodies: BodyModel,
+    slot_base: int,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    scratch: TransmissionScratch,
+    work: TransmissionWork,
+    # In/out:
+    cw: CouplingWork,
+    # Out:
+    slot_delta: wp.array(dtype=wp.spatial_vector),
+):
+    """One projected update of each coupling row at the current iterate (after
+    ``solve_transmissions`` refreshed the tendons' geometry): ``gamma = c/h^2``, target
+    ``-beta C_n/h``, bilateral; ``J_C = J1 - f' J2``. Slots ``slot_base + slot_start[c] ..``."""
+    c = wp.tid()
+    t1 = cm.first[c]
+    t2 = cm.second[c]
+    k0 = cm.slot_start[c]
+    n1 = slot_end(tm, t1) - slot_begin(tm, t1)
+    n2 = int(0)
+    if t2 >= 0:
+        n2 = slot_end(tm, t2) - slot_begin(tm, t2)
+    for k in range(k0, k0 + n1 + n2):
+        slot_delta[slot_base + k] = wp.spatial_vector()
+    if cw.active[c] == 0:
+        return
+    h = dt
+    slope = cw.slope[c]
+    rate = work.rate[t1]
+    if t2 >= 0:
+        rate = rate - slope * work.rate[t2]
+    # W_C over the distinct moving bodies of both tendons.
+    w = float(0.0)
+    a0 = slot_begin(tm, t1)
+    for k in range(n1 + n2):
+        s = a0 + k
+        if k >= n1:
+            s = slot_begin(tm, t2) + (k - n1)
+        b = scratch.body[s]
+        if not is_moving_body(bodies, b):
+            continue
+        first = bool(True)
+        for r in range(k):
+            sr = a0 + r
+            if r >= n1:
+                sr = slot_begin(tm, t2) + (r - n1)
+            if scratch.body[sr] == b:
+                first = False
+        if first:
+            jb = coupling_jacobian(tm, scratch, t1, t2, slope, b)
+            w = w + wp.dot(jb, response(bodies, b, body_q[b], jb))
+    p = cw.p[c]
+    gamma = cm.compliance[c] / (h * h)
+    p_new = row_update(p, rate, -cm.position_correction[c] * cw.c_n[c] / h, gamma, w, -BIG, BIG)
+    cw.p[c] = p_new
+    dp = p_new - p
+    if dp == 0.0:
+        return
+    for k in range(n1 + n2):
+        s = a0 + k
+        scale = h * dp
+        if k >= n1:
+            s = slot_begin(tm, t2) + (k - n1)
+            scale = -slope * h * dp
+        b = scratch.body[s]
+        if is_moving_body(bodies, b):
+            slot_delta[slot_base + k0 + k] = response(bodies, b, body_q[b], scratch.jac[s]) * scale
+
+
+@wp.kernel
+def report_coupling_forces(
+    cm: CouplingModel,
+    coupling_start: wp.array(dtype=wp.int32),
+    coupling_of: wp.array(dtype=wp.int32),
+    dt: float,
+    cw: CouplingWork,
+    work: TransmissionWork,
+    # Out:
+    rep: TransmissionReport,
+):
+    """Coupling forces: lambda = p/h per coupling; a tendon receives F1 = lambda as the first
+    tendon and F2 = -f' lambda as the second, added to its total force (and tension)."""
+    t = wp.tid()
+    total = float(0.0)
+    for i in range(coupling_start[t], coupling_start[t + 1]):
+        c = coupling_of[i]
+        lam = cw.p[c] / dt
+        if cm.first[c] == t:
+            total = total + lam
+        else:
+            total = total - cw.slope[c] * lam
+    rep.coupling_force[t] = total
+    if work.enabled[t] != 0:
+        rep.force[t] = rep.force[t] + total
+        rep.tension[t] = -rep.force[t]
+
+
+@wp.kernel
+def coupling_lambda(dt: float, cw: CouplingWork, out: wp.array(dtype=float)):
+    c = wp.tid()
+    out[c] = cw.p[c] / dt

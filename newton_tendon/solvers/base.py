@@ -9,7 +9,7 @@ from warp_kernels import cable as cable_kernels
 from warp_kernels import transmission as tx
 from warp_kernels.types import BODY_KINEMATIC
 
-from .._transmission_model import transmission_model_struct, transmission_scratch
+from .._transmission_model import coupling_model_struct, transmission_model_struct, transmission_scratch
 from ..finalize import update_tendon_baseline
 from ..model import Model, ModelFlags, body_model_struct, joint_model_struct, tendon_model_struct
 from ..state import State
@@ -248,6 +248,19 @@ class SolverBase:
             setattr(rep, name, arr)
             setattr(self, "transmission_" + name, arr)
         self._transmission_report = rep
+        work.w = wp.zeros(n, dtype=float, device=dev)
+        work.rate = wp.zeros(n, dtype=float, device=dev)
+        nc = m.coupling_count
+        self._coupling_model = coupling_model_struct(m)
+        cw = tx.CouplingWork()
+        cw.c_n = wp.zeros(nc, dtype=float, device=dev)
+        cw.slope = wp.zeros(nc, dtype=float, device=dev)
+        cw.p = wp.zeros(nc, dtype=float, device=dev)
+        cw.active = wp.zeros(nc, dtype=wp.int32, device=dev)
+        self._coupling_work = cw
+        self.coupling_force = wp.zeros(nc, dtype=float, device=dev)
+        """Coupling force lambda [N] after the last step (the first tendon's share; the second
+        receives -f'(x) lambda)."""
         self._q_plus = wp.zeros(m.body_count if n else 0, dtype=wp.transform, device=dev)
         self._q_minus = wp.zeros(m.body_count if n else 0, dtype=wp.transform, device=dev)
 
@@ -283,6 +296,7 @@ class SolverBase:
             dim=m.transmission_count,
             inputs=[
                 self._transmission_model,
+                self._bodies,
                 self._transmission_params,
                 self._transmission_control(control),
                 dt,
@@ -296,8 +310,21 @@ class SolverBase:
             outputs=[state_out.transmission_activation, self._transmission_work],
             device=dev,
         )
+        if m.coupling_count:
+            wp.launch(
+                tx.begin_couplings,
+                dim=m.coupling_count,
+                inputs=[
+                    self._coupling_model,
+                    control.coupling_enabled,
+                    state_in.transmission_reference_length,
+                    self._transmission_work,
+                ],
+                outputs=[self._coupling_work],
+                device=dev,
+            )
 
-    def _solve_transmissions(self, control, slot_base: int, dt: float, body_q, slot_delta):
+    def _solve_transmissions(self, control, slot_base: int, dt: float, body_q, body_qd, body_delta, slot_delta):
         m = self.model
         if not m.transmission_count:
             return
@@ -312,12 +339,32 @@ class SolverBase:
                 slot_base,
                 dt,
                 body_q,
+                body_qd,
+                body_delta,
                 self._transmission_scratch,
                 self._transmission_work,
             ],
             outputs=[slot_delta],
             device=self.device,
         )
+        if m.coupling_count:
+            wp.launch(
+                tx.solve_couplings,
+                dim=m.coupling_count,
+                inputs=[
+                    self._transmission_model,
+                    self._coupling_model,
+                    self._bodies,
+                    slot_base + m.transmission_slot_count,
+                    dt,
+                    body_q,
+                    self._transmission_scratch,
+                    self._transmission_work,
+                    self._coupling_work,
+                ],
+                outputs=[slot_delta],
+                device=self.device,
+            )
 
     def _report_transmissions(self, state: State, dt: float):
         m = self.model
@@ -338,6 +385,28 @@ class SolverBase:
             outputs=[self._transmission_report],
             device=self.device,
         )
+        if m.coupling_count:
+            wp.launch(
+                tx.report_coupling_forces,
+                dim=m.transmission_count,
+                inputs=[
+                    self._coupling_model,
+                    m.transmission_coupling_start,
+                    m.transmission_coupling,
+                    dt,
+                    self._coupling_work,
+                    self._transmission_work,
+                ],
+                outputs=[self._transmission_report],
+                device=self.device,
+            )
+            wp.launch(
+                tx.coupling_lambda,
+                dim=m.coupling_count,
+                inputs=[dt, self._coupling_work],
+                outputs=[self.coupling_force],
+                device=self.device,
+            )
 
     def update_geometry(self, state: State):
         """Refresh ``transmission_length``, ``transmission_velocity`` and the transmission gradients
@@ -459,6 +528,46 @@ class SolverBase:
             self._check_body_properties()
         if flags & ModelFlags.TENDON_PROPERTIES:
             self._check_tendon_properties()
+        if flags & ModelFlags.TRANSMISSION_PROPERTIES:
+            self._check_transmission_properties()
+
+    def _check_transmission_properties(self):
+        """Validate in-place transmission edits (the kernels read the model arrays directly)."""
+        m = self.model
+        name = f"{type(self).__name__}.notify_model_changed"
+        for key in _TRANSMISSION_PARAMS:
+            v = getattr(m, "transmission_" + key).numpy()
+            bad = np.isnan(v)
+            if key in ("lower_limit", "actuation_lower"):
+                bad |= v == np.inf
+            elif key in ("upper_limit", "actuation_upper"):
+                bad |= v == -np.inf
+            else:
+                bad |= ~np.isfinite(v)
+            if key not in (
+                "spring_lower",
+                "spring_upper",
+                "lower_limit",
+                "upper_limit",
+                "actuation_lower",
+                "actuation_upper",
+            ):
+                bad |= v < 0.0
+            if np.any(bad):
+                i = int(np.nonzero(bad)[0][0])
+                raise ValueError(f"{name}: model.transmission_{key}[{i}] = {v[i]} is not allowed")
+        for lo, hi in (
+            ("spring_lower", "spring_upper"),
+            ("lower_limit", "upper_limit"),
+            ("actuation_lower", "actuation_upper"),
+        ):
+            a = getattr(m, "transmission_" + lo).numpy()
+            b = getattr(m, "transmission_" + hi).numpy()
+            if np.any(a > b):
+                i = int(np.nonzero(a > b)[0][0])
+                raise ValueError(
+                    f"{name}: model.transmission_{lo}[{i}] = {a[i]} exceeds transmission_{hi}[{i}] = {b[i]}"
+                )
 
     def _check_tendon_properties(self):
         """Validate in-place tendon edits; an edited rest length becomes the new reset baseline."""

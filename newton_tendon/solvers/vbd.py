@@ -90,7 +90,7 @@ class SolverVBD(SolverBase):
         self._colour_groups = self._build_colour_groups()
         self._joint_slot_count = 2 * m.joint_count
         self._tendon_slot_end = 2 * m.joint_count + 2 * m.tendon_guide_count
-        self._summed_slot_count = self._tendon_slot_end + m.transmission_slot_count
+        self._summed_slot_count = self._tendon_slot_end + m.transmission_slot_count + m.coupling_slot_count
         if m.transmission_count:
             raise NotImplementedError(
                 "SolverVBD: transmission tendons (add_spatial_tendon/add_fixed_tendon) are not supported by "

@@ -69,7 +69,7 @@ class SolverXPBD(SolverBase):
         m = model
         dev = self.device
         self._transmission_slot_base = 2 * m.joint_count + 2 * m.tendon_guide_count
-        self._summed_slot_count = self._transmission_slot_base + m.transmission_slot_count
+        self._summed_slot_count = self._transmission_slot_base + m.transmission_slot_count + m.coupling_slot_count
         slots = self._summed_slot_count + 2 * m.contact_capacity
         # Per-step scratch, allocated once.
         self._slot_delta = wp.zeros(slots, dtype=wp.spatial_vector, device=dev)
@@ -210,7 +210,15 @@ class SolverXPBD(SolverBase):
                 outputs=[self._slot_delta],
                 device=self.device,
             )
-        self._solve_transmissions(control, self._transmission_slot_base, dt, state_out.body_q, self._slot_delta)
+        self._solve_transmissions(
+            control,
+            self._transmission_slot_base,
+            dt,
+            state_out.body_q,
+            state_out.body_qd,
+            self._body_delta,
+            self._slot_delta,
+        )
         if m.joint_count or has_contacts or m.tendon_count or m.transmission_count:
             wp.launch(
                 rigid_kernels.apply_slot_pose_deltas,
