@@ -1,4 +1,4 @@
-"""World-steps per second of routed-cable scenes, optionally side by side with newton.
+"""World-steps per second of routed-cable scenes with SolverXPBD and SolverVBD, optionally side by side with newton.
 
 Scenes (one world each, replicated with ``replicate``):
 
@@ -7,13 +7,19 @@ Scenes (one world each, replicated with ``replicate``):
 * routing_3d: a cable from a world anchor over three rollers with X, Y and Z axes down to a
   swinging weight.
 
+Each scene and world count gets one table row per solver (``--solver xpbd|vbd|both``, default
+both); for VBD the builder is graph-coloured (``builder.color()``) before ``finalize``.
+
 The scene builders take the API module as a parameter, so the same code builds the scene with
 ``newton_tendon`` and with ``newton`` (the original engine, ``pip install newton==1.8.0``, the
-optional ``bench`` extra). When ``import newton`` works, each row also times ``newton``'s
-SolverXPBD on the same scene and prints the ratio ours / newton.
+optional ``bench`` extra). When ``import newton`` works (and ``--no-newton`` is not given), each
+row also times ``newton``'s solver of the same kind (SolverXPBD or SolverVBD, same iterations and
+dt) on the same scene and prints the ratio ours / newton; where newton cannot run a scene the
+newton column says ``n/a`` and the row ends with the reason.
 
 Usage:
     python benchmarks/bench_cables.py --device cpu --worlds 1,64,1024
+    python benchmarks/bench_cables.py --device cpu --solver vbd --scenes pulley
     python benchmarks/bench_cables.py --device cuda:0 --worlds 1,1024,16384 --steps 1000
 
 On CUDA two steps are captured once in a graph and replayed. The Atwood scenes use nearly equal
@@ -26,13 +32,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 import warp as wp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # run as a script: find _common
-from _common import time_two_steps  # noqa: E402
+from _common import add_solver_argument, make_solver, selected_solvers, time_two_steps  # noqa: E402
 
 SCENES = ("pulley", "pinhole", "routing_3d")
 
@@ -105,20 +110,17 @@ def routing_3d(api):
 SCENE_BUILDERS = {"pulley": pulley, "pinhole": pinhole, "routing_3d": routing_3d}
 
 
-def bench(api, scene: str, worlds: int, device: str, steps: int, iterations: int, dt: float) -> dict:
-    """Build ``worlds`` copies of ``scene`` with ``api``, then time ``steps`` solver steps."""
-    t0 = time.perf_counter()
+def bench(api, scene: str, worlds: int, device: str, steps: int, iterations: int, dt: float, solver: str) -> dict:
+    """Build ``worlds`` copies of ``scene`` with ``api``, then time ``steps`` steps of ``solver`` ("xpbd" or "vbd")."""
     builder = api.ModelBuilder()
     builder.replicate(SCENE_BUILDERS[scene](api), worlds)
-    model = builder.finalize(device=device)
-    t_finalize = time.perf_counter() - t0
-    solver = api.solvers.SolverXPBD(model, iterations=iterations)
+    model, sim, t_finalize = make_solver(api, builder, solver, device, iterations)
     s0, s1 = model.state(), model.state()
     control = model.control()
 
     def two_steps():
-        solver.step(s0, s1, control, None, dt)
-        solver.step(s1, s0, control, None, dt)
+        sim.step(s0, s1, control, None, dt)
+        sim.step(s1, s0, control, None, dt)
 
     timing = time_two_steps(two_steps, device, steps, worlds)
     return {
@@ -128,60 +130,91 @@ def bench(api, scene: str, worlds: int, device: str, steps: int, iterations: int
     }
 
 
+def _newton_cell(newton, scene: str, worlds: int, args, solver: str, ours: float) -> tuple[str, str, float | None]:
+    """Time newton's solver of the same kind; returns (columns, trailing note, newton world-steps/s or None)."""
+    na = f" {'n/a':>13} {'':>6}"
+    try:
+        ref = bench(newton, scene, worlds, args.device, args.steps, args.iterations, args.dt, solver)
+    except Exception as e:  # a peer that cannot run a scene must not hide our own numbers
+        reason = " ".join(str(e).split())
+        if len(reason) > 160:
+            reason = reason[:157] + "..."
+        return na, f"  newton n/a: {type(e).__name__}: {reason}", None
+    if not ref["finite"]:
+        return na, "  newton n/a: non-finite state", None
+    rate = ref["world_steps_per_s"]
+    return f" {rate:>13,.0f} {ours / rate:>6.2f}", "", rate
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--worlds", default="1,64,1024", help="comma-separated world counts")
-    p.add_argument("--scenes", default=",".join(SCENES), help=f"comma-separated subset of {', '.join(SCENES)}")
-    p.add_argument("--steps", type=int, default=200, help="timed steps per scene and world count")
-    p.add_argument("--iterations", type=int, default=8)
-    p.add_argument("--dt", type=float, default=1.0 / 240.0)
+    p.add_argument("--device", default="cpu", help="Warp device, e.g. cpu or cuda:0 (default: %(default)s)")
+    p.add_argument("--worlds", default="1,64,256", help="comma-separated world counts (default: %(default)s)")
+    p.add_argument(
+        "--scenes",
+        default=",".join(SCENES),
+        help=f"comma-separated subset of {', '.join(SCENES)} (default: all)",
+    )
+    add_solver_argument(p)
+    p.add_argument("--steps", type=int, default=200, help="timed steps per row (default: %(default)s)")
+    p.add_argument("--iterations", type=int, default=8, help="solver iterations per step (default: %(default)s)")
+    p.add_argument("--dt", type=float, default=1.0 / 240.0, help="step [s] (default: 1/240)")
+    p.add_argument("--no-newton", action="store_true", help="skip the newton side-by-side even if newton is installed")
     args = p.parse_args(argv)
-    wp.config.quiet = True  # Warp < 1.19
-    wp.config.log_level = getattr(wp, "LOG_WARNING", 30)  # Warp >= 1.19
-    wp.init()
-    import newton_tendon
-
-    try:
-        import newton
-    except ImportError:
-        newton = None
     counts = [int(w) for w in args.worlds.split(",") if w]
     scenes = [s for s in args.scenes.split(",") if s]
     for s in scenes:
         if s not in SCENES:
             p.error(f"unknown scene {s!r}; choose from {', '.join(SCENES)}")
+    solvers = selected_solvers(args.solver)
+    wp.config.quiet = True  # Warp < 1.19
+    wp.config.log_level = getattr(wp, "LOG_WARNING", 30)  # Warp >= 1.19
+    wp.init()
+    import newton_tendon
+
+    newton = None
+    if not args.no_newton:
+        try:
+            import newton
+        except ImportError:
+            pass
     print(
-        f"bench_cables: XPBD {args.iterations} iterations, dt {args.dt:.5f} s, {args.steps} steps, device {args.device}"
+        f"bench_cables: {', '.join(s.upper() for s in solvers)}, {args.iterations} iterations, dt {args.dt:.5f} s, "
+        f"{args.steps} steps, device {args.device}"
     )
     if newton is None:
-        print("newton is not installed (pip install newton==1.8.0, the 'bench' extra): no side-by-side column")
-    header = f"{'scene':<11} {'worlds':>7} {'finalize s':>10} {'cold s':>7} {'world-steps/s':>14} {'graph':>6}"
+        reason = (
+            "--no-newton"
+            if args.no_newton
+            else "newton is not installed (pip install newton==1.8.0, the 'bench' extra)"
+        )
+        print(f"{reason}: no side-by-side column")
+    else:
+        print(f"newton {getattr(newton, '__version__', '?')}: its solver of the same kind on the same scene")
+    header = (
+        f"{'scene':<11} {'worlds':>7} {'solver':>6} {'finalize s':>10} {'cold s':>7} {'world-steps/s':>14} {'graph':>6}"
+    )
     if newton is not None:
         header += f" {'newton w-s/s':>13} {'ratio':>6}"
     print(header)
     rows = []
     for scene in scenes:
         for w in counts:
-            r = bench(newton_tendon, scene, w, args.device, args.steps, args.iterations, args.dt)
-            r.update(scene=scene, worlds=w)
-            line = (
-                f"{scene:<11} {w:>7} {r['finalize_s']:>10.2f} {r['cold_s']:>7.2f} "
-                f"{r['world_steps_per_s']:>14,.0f} {str(r['graph']):>6}"
-            )
-            if not r["finite"]:
-                line += "  (non-finite state!)"
-            if newton is not None:
-                try:
-                    ref = bench(newton, scene, w, args.device, args.steps, args.iterations, args.dt)
-                    r["newton_world_steps_per_s"] = ref["world_steps_per_s"]
-                    line += (
-                        f" {ref['world_steps_per_s']:>13,.0f} {r['world_steps_per_s'] / ref['world_steps_per_s']:>6.2f}"
-                    )
-                except Exception as e:  # a peer API mismatch must not hide our own numbers
-                    line += f"  newton failed: {type(e).__name__}: {e}"
-            rows.append(r)
-            print(line, flush=True)
+            for solver in solvers:
+                r = bench(newton_tendon, scene, w, args.device, args.steps, args.iterations, args.dt, solver)
+                r.update(scene=scene, worlds=w, solver=solver)
+                line = (
+                    f"{scene:<11} {w:>7} {solver:>6} {r['finalize_s']:>10.2f} {r['cold_s']:>7.2f} "
+                    f"{r['world_steps_per_s']:>14,.0f} {str(r['graph']):>6}"
+                )
+                note = "" if r["finite"] else "  (non-finite state!)"
+                if newton is not None:
+                    cells, newton_note, rate = _newton_cell(newton, scene, w, args, solver, r["world_steps_per_s"])
+                    r["newton_world_steps_per_s"] = rate
+                    line += cells
+                    note += newton_note
+                rows.append(r)
+                print(line + note, flush=True)
     return rows
 
 

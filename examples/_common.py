@@ -1,9 +1,10 @@
 """Scaffolding shared by the cable examples: frame timing, solver and states, CUDA graph, CLI.
 
 An example subclasses :class:`CableExample`, builds one world in :meth:`CableExample.build_world`
-and fills in the hooks it needs; the base class replicates the world, finalizes the model, creates
-the XPBD solver, the two states and the control, captures :meth:`CableExample.simulate` in a CUDA
-graph where it can, and advances frames in :meth:`CableExample.step`.
+and fills in the hooks it needs; the base class replicates the world, colours the bodies when the
+solver is VBD, finalizes the model, creates the solver (``SolverXPBD`` or ``SolverVBD``), the two
+states and the control, captures :meth:`CableExample.simulate` in a CUDA graph where it can, and
+advances frames in :meth:`CableExample.step`.
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ import argparse
 import numpy as np
 import warp as wp
 
+SOLVERS = ("xpbd", "vbd")
+"""Solvers an example can run with: ``SolverXPBD`` ("xpbd") or ``SolverVBD`` ("vbd")."""
+
 
 class CableExample:
-    """Base of the cable examples: ``world_count`` copies of one world stepped by ``SolverXPBD``.
+    """Base of the cable examples: ``world_count`` copies of one world stepped by XPBD or VBD.
 
     Args:
         device: Warp device (default: Warp's default device).
         world_count: number of copies (``worlds_per_copy * world_count`` worlds).
-        solver: "xpbd" (the only tendon solver available now).
+        solver: "xpbd" (``SolverXPBD``) or "vbd" (``SolverVBD``; the builder is coloured for it).
     """
 
     name = "cable_example"
@@ -30,7 +34,7 @@ class CableExample:
     substeps = 4
     """Solver steps per frame (an even number, so a captured graph ends on state_0)."""
     iterations = 8
-    """XPBD iterations per solver step."""
+    """Solver iterations per solver step (XPBD constraint iterations or VBD colour sweeps)."""
     worlds_per_copy = 1
     """Worlds that ``build_world`` is replicated into per unit of ``world_count``."""
     spacing = (1.0, 1.0, 0.0)
@@ -39,8 +43,10 @@ class CableExample:
     def __init__(self, device=None, world_count: int = 1, solver: str = "xpbd"):
         import newton_tendon as nt
 
-        if solver != "xpbd":
-            raise ValueError(f"{self.name}: unknown solver {solver!r}; only 'xpbd' is available")
+        if solver not in SOLVERS:
+            raise ValueError(f"{self.name}: unknown solver {solver!r}; choose from {', '.join(SOLVERS)}")
+        self.solver_name = solver
+        """Name of the solver that steps the worlds ("xpbd" or "vbd")."""
         self.frame_dt = 1.0 / self.fps
         self.sim_dt = self.frame_dt / self.substeps
         self.sim_time = 0.0
@@ -49,10 +55,13 @@ class CableExample:
         world = self.build_world(nt)
         scene = nt.ModelBuilder()
         scene.replicate(world, self.world_count, spacing=self.spacing)
+        if solver == "vbd":
+            scene.color()  # VBD updates the bodies of one colour in parallel
         self.model = scene.finalize(device)
         self.device = self.model.device
 
-        self.solver = nt.solvers.SolverXPBD(self.model, iterations=self.iterations, **self.solver_kwargs())
+        solver_class = nt.solvers.SolverVBD if solver == "vbd" else nt.solvers.SolverXPBD
+        self.solver = solver_class(self.model, iterations=self.iterations, **self.solver_kwargs())
         self.state_0 = self.model.state()
         self.state_1 = self.model.state()
         self.control = self.model.control()
@@ -70,7 +79,7 @@ class CableExample:
         raise NotImplementedError
 
     def solver_kwargs(self) -> dict:
-        """Extra keyword arguments for ``SolverXPBD`` (besides ``iterations``)."""
+        """Extra keyword arguments for the solver (besides ``iterations``); ``self.solver_name`` tells which."""
         return {}
 
     def setup(self, nt) -> None:
@@ -106,11 +115,19 @@ class CableExample:
 
 
 def parse_example_args(argv, description: str, frames: int, worlds_help: str = "number of replicated worlds"):
-    """Parse an example's ``--frames``, ``--device`` and ``--worlds`` and quiet Warp's start-up log."""
+    """Parse an example's ``--frames``, ``--device``, ``--worlds`` and ``--solver`` and quiet Warp's start-up log."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--frames", type=int, default=frames, help="frames of 1/60 s to simulate")
-    parser.add_argument("--device", default=None, help="Warp device, e.g. cpu or cuda:0")
-    parser.add_argument("--worlds", type=int, default=1, help=worlds_help)
+    parser.add_argument(
+        "--frames", type=int, default=frames, help="frames of 1/60 s to simulate (default: %(default)s)"
+    )
+    parser.add_argument("--device", default=None, help="Warp device, e.g. cpu or cuda:0 (default: Warp's default)")
+    parser.add_argument("--worlds", type=int, default=1, help=f"{worlds_help} (default: %(default)s)")
+    parser.add_argument(
+        "--solver",
+        choices=SOLVERS,
+        default="xpbd",
+        help="tendon solver: xpbd (SolverXPBD) or vbd (SolverVBD, bodies graph-coloured) (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     wp.config.quiet = True  # Warp < 1.19
     wp.config.log_level = getattr(wp, "LOG_WARNING", 30)  # Warp >= 1.19

@@ -18,6 +18,7 @@ Physics checked (``test_final``):
 
 Run:
     python -m examples.cable_dynamic_roller --frames 150
+    python -m examples.cable_dynamic_roller --frames 150 --solver vbd
     python -m examples.cable_dynamic_roller --frames 150 --worlds 64 --device cuda:0
 """
 
@@ -168,8 +169,11 @@ class Example(CableExample):
 
 def main(argv=None):
     args = parse_example_args(argv, "A dynamic roller pushed up through a cable and back down.", frames=150)
-    example = Example(device=args.device, world_count=args.worlds)
-    print(f"cable_dynamic_roller: {args.frames} frames, {args.worlds} world(s) on {example.device}")
+    example = Example(device=args.device, world_count=args.worlds, solver=args.solver)
+    print(
+        f"cable_dynamic_roller: {args.frames} frames, {args.worlds} world(s) "
+        f"on {example.device}, solver {example.solver_name}"
+    )
     print(f"  {'t [s]':>6} {'roller z [m]':>12} {'active':>6} {'T left [N]':>10} {'T right [N]':>11} {'cable [m]':>10}")
     for f in range(args.frames):
         example.step()

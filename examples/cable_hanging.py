@@ -9,6 +9,7 @@ stretch is ``m g c`` and the reported material tension ``(l - L)/c`` is ``m g``.
 
 Run:
     python -m examples.cable_hanging --frames 300
+    python -m examples.cable_hanging --frames 300 --solver vbd
     python -m examples.cable_hanging --frames 300 --worlds 16 --device cuda:0
 """
 
@@ -84,12 +85,15 @@ class Example(CableExample):
 
 def main(argv=None):
     args = parse_example_args(argv, "A mass hanging on a compliant routed cable.", frames=300)
-    example = Example(device=args.device, world_count=args.worlds)
+    example = Example(device=args.device, world_count=args.worlds, solver=args.solver)
     for _ in range(args.frames):
         example.step()
     z = example.weight_positions()[0, 2]
     stretch = ANCHOR[2] - z - REST_LENGTH
-    print(f"cable_hanging: {args.frames} frames, {example.sim_time:.2f} s, {args.worlds} world(s) on {example.device}")
+    print(
+        f"cable_hanging: {args.frames} frames, {example.sim_time:.2f} s, {args.worlds} world(s) "
+        f"on {example.device}, solver {example.solver_name}"
+    )
     print(f"  weight z          {z:.5f} m")
     print(f"  stretch           {stretch * 1e3:.4f} mm (m g c = {MASS * 9.81 * COMPLIANCE * 1e3:.4f} mm)")
     print(f"  material tension  {example.tensions()[0]:.4f} N (m g = {MASS * 9.81:.4f} N)")
