@@ -43,16 +43,18 @@ class State:
         shape [tendon_count], int32."""
         nj, nc = model.joint_count, model.contact_capacity
         self.joint_multiplier = wp.zeros(nj, dtype=wp.spatial_vector, device=dev)
-        """Augmented-Lagrangian multipliers of each joint's anchor [N] and orientation [N m] rows
-        (SolverVBD's warm start; XPBD leaves them zero), shape [joint_count], wp.spatial_vector."""
+        """Augmented-Lagrangian multipliers of each joint's anchor [N] and orientation [N m] rows at the
+        end of the last SolverVBD step (the joint's constraint force; XPBD leaves them zero), shape
+        [joint_count], wp.spatial_vector."""
         self.joint_limit_multiplier = wp.zeros(nj, dtype=wp.vec2, device=dev)
-        """Lower and upper limit multipliers [N or N m] (SolverVBD), shape [joint_count], wp.vec2."""
+        """Lower and upper limit multipliers [N or N m] after the last SolverVBD step, shape
+        [joint_count], wp.vec2."""
         self.contact_multiplier = wp.zeros(nc, dtype=wp.vec4, device=dev)
         """Normal force (<= 0 pushes apart) then tangential friction force [N] of each contact slot
-        (SolverVBD's warm start), shape [contact_capacity], wp.vec4."""
+        after the last SolverVBD step, shape [contact_capacity], wp.vec4."""
         self.tendon_segment_multiplier = wp.zeros(ns, dtype=float, device=dev)
-        """Augmented-Lagrangian multiplier [N] of each span's stretch row (SolverVBD's warm start),
-        shape [tendon_segment_count], float32."""
+        """Augmented-Lagrangian multiplier [N] of each span's stretch row after the last SolverVBD
+        step, shape [tendon_segment_count], float32."""
         nx = model.transmission_count
         self.transmission_activation = wp.zeros(nx, dtype=float, device=dev)
         """Filtered feedforward force a [N] of each transmission tendon (a new tendon starts at 0),

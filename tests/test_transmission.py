@@ -550,3 +550,141 @@ def test_graph_capture_replays_like_direct_steps(device):
     for _ in range(2):
         wp.capture_launch(cap.graph)
     np.testing.assert_array_equal(direct.q(), captured.q())
+
+
+# ----------------------------------------------------------------------------------------------
+# Fixed-tendon geometry: coordinate, Jacobian (finite differences) and MuJoCo's ten_length
+
+
+def hinge_and_slider(angle: float, slide: float):
+    """A revolute link (axis z, anchor off its COM) and a prismatic slider (axis x) posed at the
+    given joint coordinates, plus their builder joints."""
+    b = nt.ModelBuilder(gravity=0.0)
+    c, s = math.cos(angle), math.sin(angle)
+    # The hinge anchor sits at (0.3, 0, 0) on the link; rotating by `angle` about z around the
+    # world point (1, 0, 0) puts the link origin at (1, 0, 0) - R (0.3, 0, 0).
+    origin = (1.0 - 0.3 * c, -0.3 * s, 0.0)
+    link = b.add_link(
+        xform=(*origin, 0.0, 0.0, math.sin(angle / 2), math.cos(angle / 2)),
+        mass=1.0,
+        inertia=np.diag([0.01, 0.02, 0.03]),
+    )
+    j0 = b.add_joint_revolute(
+        -1, link, parent_xform=(1, 0, 0, 0, 0, 0, 1), child_xform=(0.3, 0, 0, 0, 0, 0, 1), axis=(0.0, 0.0, 1.0)
+    )
+    slider = b.add_link(xform=(slide, 2.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=2.0, inertia=np.eye(3) * 0.01)
+    j1 = b.add_joint_prismatic(-1, slider, parent_xform=(0, 2, 0, 0, 0, 0, 1), axis=(1.0, 0.0, 0.0))
+    return b, (j0, j1), (link, slider)
+
+
+def test_fixed_tendon_length_and_jacobian_match_finite_differences(device):
+    """l = c1 q1 + c2 q2 at the posed coordinates, and J v = dl/dt for random body twists against a
+    central difference of l along the same twists (float32: 1e-4 with 1e-3 steps)."""
+    coeffs = (0.7, -1.3)
+    b, joints, bodies = hinge_and_slider(0.4, 0.25)
+    b.add_fixed_tendon(list(joints), list(coeffs))
+    model = b.finalize(device)
+    solver = SolverXPBD(model)
+    state = model.state()
+    solver.update_geometry(state)
+    assert solver.transmission_length.numpy()[0] == pytest.approx(0.7 * 0.4 - 1.3 * 0.25, abs=2e-6)
+    jac = solver.transmission_jacobian.numpy().astype(np.float64)
+    slot_body = solver.transmission_jacobian_body.numpy()
+    rng = np.random.default_rng(0)
+    q0 = state.body_q.numpy().astype(np.float64)
+    com = model.body_com.numpy().astype(np.float64)
+    eps = 1.0e-3
+    for _ in range(5):
+        twist = rng.normal(size=(2, 6))
+        jv = sum(jac[s] @ twist[slot_body[s]] for s in range(len(slot_body)) if slot_body[s] >= 0)
+
+        def length_at(sign, twist=twist):
+            q = q0.copy()
+            for i in range(2):
+                rot = quat_from_rotvec(sign * eps * twist[i, 3:])
+                r_old = q[i, 3:]
+                r_new = quat_mul(rot, r_old)
+                c_world = q[i, :3] + rotate(r_old, com[i])
+                c_new = c_world + sign * eps * twist[i, :3]
+                q[i, :3] = c_new - rotate(r_new, com[i])
+                q[i, 3:] = r_new
+            st = model.state()
+            st.body_q.assign(q.astype(np.float32))
+            solver.update_geometry(st)
+            return float(solver.transmission_length.numpy()[0])
+
+        fd = (length_at(1.0) - length_at(-1.0)) / (2.0 * eps)
+        assert jv == pytest.approx(fd, abs=1e-4)
+
+
+def quat_from_rotvec(v):
+    a = np.linalg.norm(v)
+    if a < 1e-15:
+        return np.array([0.0, 0.0, 0.0, 1.0])
+    axis = v / a
+    return np.array([*(axis * math.sin(a / 2)), math.cos(a / 2)])
+
+
+def quat_mul(a, b):
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array(
+        [
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz,
+        ]
+    )
+
+
+def rotate(q, v):
+    u = np.asarray(q[:3])
+    w = q[3]
+    return v + 2.0 * np.cross(u, np.cross(u, v) + w * v)
+
+
+def test_fixed_tendon_length_matches_mujoco(device):
+    """MuJoCo's fixed tendon ten_length = sum coef * qpos for the same joints and coordinates
+    (1e-5 relative, float32)."""
+    mujoco = pytest.importorskip("mujoco")
+    xml = """
+    <mujoco><worldbody>
+      <body pos="1 0 0"><joint name="h" type="hinge" axis="0 0 1"/>
+        <geom type="sphere" size="0.05" pos="-0.3 0 0" mass="1"/></body>
+      <body pos="0 2 0"><joint name="s" type="slide" axis="1 0 0"/><geom type="sphere" size="0.05" mass="2"/></body>
+    </worldbody>
+    <tendon><fixed name="t"><joint joint="h" coef="0.7"/><joint joint="s" coef="-1.3"/></fixed></tendon>
+    </mujoco>"""
+    mj = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(mj)
+    for angle, slide in ((0.4, 0.25), (-1.1, -0.6), (2.5, 1.7)):
+        data.qpos[:] = (angle, slide)
+        mujoco.mj_forward(mj, data)
+        b, joints, _ = hinge_and_slider(angle, slide)
+        b.add_fixed_tendon(list(joints), [0.7, -1.3])
+        model = b.finalize(device)
+        solver = SolverXPBD(model)
+        solver.update_geometry(model.state())
+        assert solver.transmission_length.numpy()[0] == pytest.approx(data.ten_length[0], rel=1e-5, abs=1e-6)
+
+
+def test_reset_clears_activation_and_update_geometry_refreshes_energy(device):
+    """reset(state) returns the activation to 0 (a new tendon's start) and the references to the
+    model's; update_geometry at a hand-set pose refreshes length and spring energy 0.5 k e^2."""
+    b = nt.ModelBuilder(gravity=0.0)
+    body = point_mass(b, (1.0, 0.0, 0.0), mass=1.0e6)
+    b.add_spatial_tendon(
+        [TendonSite(body=-1), TendonSite(body=body)], stiffness=100.0, activation_time=0.1, drive_force=-4.0
+    )
+    sim = TxSim(b, device)
+    sim.step(20)
+    assert sim.s0.transmission_activation.numpy()[0] < 0.0
+    sim.solver.reset(sim.s0)
+    assert sim.s0.transmission_activation.numpy()[0] == 0.0
+    q = sim.s0.body_q.numpy()
+    q[0, 0] = 1.5
+    sim.s0.body_q.assign(q)
+    sim.solver.update_geometry(sim.s0)
+    assert sim.get("length")[0] == pytest.approx(1.5, rel=1e-6)
+    assert sim.get("potential_energy")[0] == pytest.approx(0.5 * 100.0 * 0.5**2, rel=1e-5)

@@ -780,12 +780,16 @@ class TendonLinearization:
     plus damping ``d (l - l_0)/dt`` for compliant spans, and no force when the sum is negative
     (slack). At the fixed point of the dual update ``lambda <- max(T_al, 0)`` the row satisfies
     ``C = c T`` exactly: a compliant spring, or an inextensible span for c = 0. The penalty
-    ``k_pen = rho / (w dt^2)`` (w the row's inverse mass) is capped at ``k_max`` = 1e8 N/m (the
+    ``k_pen = rho / (w dt^2)`` (w the row's inverse mass, rho = ``penalty_min``; growing it, as for
+    the rigid rows, slowed the Gauss-Seidel coupling of multi-body cables) is capped at ``k_max`` =
+    1e8 N/m (the
     1e-8 m/N compliance floor), which keeps float32 Newton steps well conditioned; the multiplier,
     not the penalty, carries the load. Near the linearization pose ``C(x) = c0 + J_l . d_l +
     J_r . d_r`` with ``d`` each end body's pose change (COM translation, rotation vector) and
     ``J`` the 6-vector gradients of the length. ``slot_span[2 g]`` is the span arriving at guide g,
-    ``slot_span[2 g + 1]`` the span leaving it (-1 when none).
+    ``slot_span[2 g + 1]`` the span leaving it (-1 when none). The multiplier carries over from the
+    previous step (``State.tendon_segment_multiplier``) unless the span is slack at the predicted
+    pose; the penalty restarts at rho_min.
     """
 
     body_q_lin: wp.array(dtype=wp.transform)
@@ -875,6 +879,7 @@ def linearize_tendons(
     bodies: BodyModel,
     penalty: float,
     k_max: float,
+    first: int,
     max_sweeps: int,
     settle_tol: float,
     dt: float,
@@ -931,6 +936,10 @@ def linearize_tendons(
         if w * dt2 * k_max > penalty:
             k_pen = penalty / (w * dt2)
         lin.c0[s] = length - rest[s]
+        if first != 0 and lin.c0[s] < 0.0:
+            # Slack at the step's predicted pose: last step's tension does not carry over (it
+            # would pull the slack cable until k |C| outgrew it).
+            lin.lam[s] = 0.0
         lin.dl0[s] = length - l0[s]
         lin.comp[s] = comp
         lin.k[s] = 1.0 / (comp + 1.0 / k_pen)

@@ -590,10 +590,7 @@ def report_transmissions(
     """Results of the step at its final pose: length, rate, forces (impulse / h), energies.
     A disabled tendon reports zero forces (its geometry stays inspectable)."""
     t = wp.tid()
-    length = transmission_geometry(tm, t, body_q, scratch)
-    rate = transmission_rate(tm, t, body_qd, scratch)
-    rep.length[t] = length
-    rep.velocity[t] = rate
+    report_geometry(tm, par, t, body_q, body_qd, scratch, rep)
     inv_h = 1.0 / dt
     f_limit = (work.p_lower[t] + work.p_upper[t]) * inv_h
     total = total_impulse(work, t) * inv_h
@@ -606,6 +603,23 @@ def report_transmissions(
     rep.limit_force[t] = f_limit
     rep.friction_force[t] = work.p_friction[t] * inv_h * float(work.enabled[t])
     rep.coupling_force[t] = 0.0
+
+
+@wp.func
+def report_geometry(
+    tm: TransmissionModel,
+    par: TransmissionParams,
+    t: int,
+    body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    scratch: TransmissionScratch,
+    rep: TransmissionReport,
+):
+    """Length, rate and the two energies (spring 0.5 k e^2, armature 0.5 a ldot^2) at a state."""
+    length = transmission_geometry(tm, t, body_q, scratch)
+    rate = transmission_rate(tm, t, body_qd, scratch)
+    rep.length[t] = length
+    rep.velocity[t] = rate
     e = length - wp.clamp(length, par.spring_lower[t], par.spring_upper[t])
     rep.potential_energy[t] = 0.5 * par.stiffness[t] * e * e
     rep.kinetic_energy[t] = 0.5 * par.armature[t] * rate * rate
@@ -614,17 +628,34 @@ def report_transmissions(
 @wp.kernel
 def update_transmission_geometry(
     tm: TransmissionModel,
+    par: TransmissionParams,
     body_q: wp.array(dtype=wp.transform),
     body_qd: wp.array(dtype=wp.spatial_vector),
     scratch: TransmissionScratch,
     # Out:
-    length: wp.array(dtype=float),
-    velocity: wp.array(dtype=float),
+    rep: TransmissionReport,
 ):
-    """Length, rate and slot gradients at the given state, without touching last-step forces."""
+    """Length, rate, energies and slot gradients at the given state, without touching last-step forces."""
     t = wp.tid()
-    length[t] = transmission_geometry(tm, t, body_q, scratch)
-    velocity[t] = transmission_rate(tm, t, body_qd, scratch)
+    report_geometry(tm, par, t, body_q, body_qd, scratch, rep)
+
+
+@wp.kernel
+def reset_transmissions(
+    world_mask: wp.array(dtype=wp.int32),
+    world: wp.array(dtype=wp.int32),
+    reference: wp.array(dtype=float),
+    # Out:
+    activation: wp.array(dtype=float),
+    state_reference: wp.array(dtype=float),
+):
+    """Reset the selected worlds' tendons: zero activation, reference lengths from the model."""
+    t = wp.tid()
+    w = world[t]
+    if w >= 0 and world_mask[w] == 0:
+        return
+    activation[t] = 0.0
+    state_reference[t] = reference[t]
 
 
 # ----------------------------------------------------------------------------------------------

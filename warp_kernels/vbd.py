@@ -18,9 +18,10 @@ after every iteration the multiplier takes that force (``lambda <- k C + lambda`
 unilateral rows) and the penalty grows with the remaining error. Penalties are stored relative to
 the row's inertial scale, ``k = rho m_eff / h^2`` (``m_eff`` the summed mass, or mean principal
 inertia for angular rows, of the moving bodies of the row), so the same ``rho`` works for any mass
-and step; ``rho`` restarts at its minimum every step. The multipliers live in the State
-(``joint_multiplier``, ``contact_multiplier``, ...) and carry over to the next step, so a resting
-load is held by ``lambda`` from the first iteration and a checkpoint restores them.
+and step. Multipliers and ``rho`` restart every step (zero and ``rho_min``); the multipliers are
+reported in the State (``joint_multiplier``, ``contact_multiplier``, ...). Warm-starting them from
+the previous step made chains with hinge limits diverge: an impact's multiplier is far larger than
+the next step needs and, with a small penalty, unwinds too slowly once the row separates.
 
 Soft rows (drives, tendon spans) are plain elastic energies with their Hessian (Gauss-Newton).
 
@@ -51,7 +52,7 @@ class PenaltyParams:
 
 @wp.struct
 class JointDuals:
-    """Joint multipliers (State arrays, warm-started across steps) and the step's penalties.
+    """Joint multipliers (State arrays, zero at each step start) and the step's penalties.
 
     ``lam``: anchor force [N] then orientation torque [N m]; ``lam_lim``: lower and upper limit
     force [N or N m] (<= 0 when active, as a force along -dC/dx)."""

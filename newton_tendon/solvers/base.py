@@ -409,17 +409,24 @@ class SolverBase:
             )
 
     def update_geometry(self, state: State):
-        """Refresh ``transmission_length``, ``transmission_velocity`` and the transmission gradients
-        (``transmission_jacobian``, ``transmission_jacobian_body`` per slot) at ``state`` without
-        advancing the simulation or changing the last step's forces."""
+        """Refresh ``transmission_length``, ``transmission_velocity``, the energies
+        (``transmission_potential_energy``, ``transmission_kinetic_energy``) and the transmission
+        gradients (``transmission_jacobian``, ``transmission_jacobian_body`` per slot) at ``state``
+        without advancing the simulation or changing the last step's forces."""
         m = self.model
         if not m.transmission_count:
             return
         wp.launch(
             tx.update_transmission_geometry,
             dim=m.transmission_count,
-            inputs=[self._transmission_model, state.body_q, state.body_qd, self._transmission_scratch],
-            outputs=[self.transmission_length, self.transmission_velocity],
+            inputs=[
+                self._transmission_model,
+                self._transmission_params,
+                state.body_q,
+                state.body_qd,
+                self._transmission_scratch,
+            ],
+            outputs=[self._transmission_report],
             device=self.device,
         )
 
@@ -506,6 +513,14 @@ class SolverBase:
                 wp.launch(
                     _reset_multipliers, dim=flat.shape[0], inputs=[mask, row_world, width, flat], device=self.device
                 )
+        if m.transmission_count:
+            wp.launch(
+                tx.reset_transmissions,
+                dim=m.transmission_count,
+                inputs=[mask, m.transmission_world, m.transmission_reference_length],
+                outputs=[state.transmission_activation, state.transmission_reference_length],
+                device=self.device,
+            )
         if m.tendon_count:
             wp.launch(
                 cable_kernels.reset_tendons,

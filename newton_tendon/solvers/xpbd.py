@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import warp as wp
 
 from warp_kernels import cable as cable_kernels
@@ -58,9 +59,9 @@ class SolverXPBD(SolverBase):
         tendon_activation_tol: float = 2.0e-3,
     ):
         super().__init__(model)
-        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
             raise ValueError(f"SolverXPBD: iterations must be an int >= 1, got {iterations!r}")
-        self.iterations = iterations
+        self.iterations = int(iterations)
         self.joint_linear_relaxation = _check_relaxation("joint_linear_relaxation", joint_linear_relaxation)
         self.joint_angular_relaxation = _check_relaxation("joint_angular_relaxation", joint_angular_relaxation)
         self.rigid_contact_relaxation = _check_relaxation("rigid_contact_relaxation", rigid_contact_relaxation)
