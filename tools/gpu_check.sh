@@ -15,15 +15,15 @@ else
 fi
 python3 -c "import warp as wp; wp.init(); print(wp.get_devices())" > "$OUT/devices.txt" 2>&1
 start=$(date +%s)
-timeout 200 python3 benchmarks/bench_cables.py --device "$DEVICE" --worlds "$CABLE_WORLDS" --solver both \
+timeout 150 python3 benchmarks/bench_cables.py --device "$DEVICE" --worlds "$CABLE_WORLDS" --solver both \
   --no-newton --steps "$STEPS" > "$OUT/bench_cables.txt" 2>&1
 echo "bench_cables rc=$? $(( $(date +%s) - start )) s" >> "$OUT/timing.txt"
 start=$(date +%s)
-timeout 120 python3 benchmarks/bench_rigid.py --device "$DEVICE" --worlds "$RIGID_WORLDS" --solver both \
+timeout 80 python3 benchmarks/bench_rigid.py --device "$DEVICE" --worlds "$RIGID_WORLDS" --solver both \
   --steps "$STEPS" > "$OUT/bench_rigid.txt" 2>&1
 echo "bench_rigid rc=$? $(( $(date +%s) - start )) s" >> "$OUT/timing.txt"
 start=$(date +%s)
-NEWTON_TENDON_TEST_DEVICES="$DEVICE" timeout 240 python3 -m pytest -q -p no:cacheprovider $TESTS \
+NEWTON_TENDON_TEST_DEVICES="$DEVICE" timeout 200 python3 -m pytest -q -p no:cacheprovider $TESTS \
   > "$OUT/tests.txt" 2>&1
 echo "tests rc=$? $(( $(date +%s) - start )) s" >> "$OUT/timing.txt"
 cat "$OUT/timing.txt"
