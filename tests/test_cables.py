@@ -407,7 +407,7 @@ def _span_length_kernel(
     out[0] = length
 
 
-def _gradient_case(kind: str):
+def _gradient_case(kind: str, device):
     b = nt.ModelBuilder(gravity=0.0)
     rot = (0.1, 0.2, -0.1, math.sqrt(1 - 0.06))
     a = b.add_body(xform=(-0.7, 0.1, 0.2, *rot), mass=1.0, com=(0.05, -0.02, 0.01), inertia=INERTIA)
@@ -424,22 +424,22 @@ def _gradient_case(kind: str):
     else:
         route = [TendonGuide(body=a, offset=(0.1, 0.0, 0.0)), TendonGuide(body=a, offset=(-0.1, 0.2, 0.05))]
     b.add_tendon(route)
-    return b.finalize("cpu")
+    return b.finalize(device)
 
 
 @pytest.mark.parametrize("kind", ["straight", "roller", "same-body"])
-def test_stretch_row_gradient_matches_finite_differences(kind):
+def test_stretch_row_gradient_matches_finite_differences(device, kind):
     """dC/dx = n, dC/dtheta = a x n at each end (cable.py docstring) against central differences
     of the kernel's own span length, with the material points held body-fixed. In-plane roller
     route (the roller axis is perpendicular to the span), where the relation is exact.
     Tolerance 2e-3: float32 lengths (1e-7) over a 1e-3 step plus O(eps^2) curvature."""
     from newton_tendon.model import tendon_model_struct
 
-    model = _gradient_case(kind)
+    model = _gradient_case(kind, device)
     tm = tendon_model_struct(model)
     q0 = model.body_q.numpy().astype(np.float64)
     com = model.body_com.numpy().astype(np.float64)
-    out = wp.zeros(1, dtype=float, device="cpu")
+    out = wp.zeros(1, dtype=float, device=device)
     bodies = model.tendon_guide_body.numpy()
 
     def local(q, p):
@@ -460,8 +460,8 @@ def test_stretch_row_gradient_matches_finite_differences(kind):
         wp.launch(
             _span_length_kernel,
             dim=1,
-            inputs=[tm, 0, 1, wp.array(q.astype(np.float32), dtype=wp.transform, device="cpu"), ml, mr, out],
-            device="cpu",
+            inputs=[tm, 0, 1, wp.array(q.astype(np.float32), dtype=wp.transform, device=device), ml, mr, out],
+            device=device,
         )
         return float(out.numpy()[0])
 
@@ -668,10 +668,10 @@ def test_captured_graph_replays_like_direct_steps(device, solver):
         ({"tendon_activation_tol": -0.1}, "tendon_activation_tol"),
     ],
 )
-def test_solver_tendon_controls_validated(solver, kw, match):
+def test_solver_tendon_controls_validated(device, solver, kw, match):
     builder = hang_builder()
     builder.color()
-    model = builder.finalize("cpu")
+    model = builder.finalize(device)
     with pytest.raises(ValueError, match=match):
         SOLVERS[solver](model, **kw)
 

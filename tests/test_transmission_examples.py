@@ -53,14 +53,14 @@ def test_example(name, frames, device):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_example_cli(name, tmp_path, capsys):
+def test_example_cli(device, name, tmp_path, capsys):
     """``main`` with a few frames prints the header and a finite table, skips ``test_final`` (too short)
     and writes ``summary.json`` and ``history.npz`` into ``--out``."""
     out = tmp_path / name
-    _module(name).main(["--frames", "3", "--device", "cpu", "--out", str(out)])
+    _module(name).main(["--frames", "3", "--device", device, "--out", str(out)])
     text = capsys.readouterr().out
     lines = text.splitlines()
-    assert lines[0].startswith(f"{name}: 3 frames, 0.06 s, 1 world(s) on cpu, solver xpbd")
+    assert lines[0].startswith(f"{name}: 3 frames, 0.06 s, 1 world(s) on {device}, solver xpbd")
     table = "\n".join(line for line in lines if not line.lstrip().startswith("outputs in"))
     numbers = [float(x) for x in re.findall(r"[-+]?(?:\d+\.\d*|nan|inf)(?:e[-+]?\d+)?", table)]
     assert numbers and all(math.isfinite(x) for x in numbers), text
@@ -73,10 +73,10 @@ def test_example_cli(name, tmp_path, capsys):
     np.testing.assert_allclose(history["t"], [0.02, 0.04, 0.06])
 
 
-def test_example_cli_full_run_writes_passed(tmp_path, capsys):
+def test_example_cli_full_run_writes_passed(device, tmp_path, capsys):
     """A full default run through ``main`` (the shortest example) records ``test_final: passed``."""
     out = tmp_path / "run"
-    _module("transmission_cylinder_pulley").main(["--device", "cpu", "--out", str(out)])
+    _module("transmission_cylinder_pulley").main(["--device", device, "--out", str(out)])
     assert "test_final passed" in capsys.readouterr().out
     assert json.loads((out / "summary.json").read_text())["test_final"] == "passed"
 
