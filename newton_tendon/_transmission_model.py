@@ -139,6 +139,19 @@ def finalize_transmissions(b, m, world_count: int):
     cstart[1:] = np.cumsum(per_coupling, dtype=np.int64)
     m.coupling_slot_start = wp.array(cstart, dtype=wp.int32, device=dev)
     m.coupling_slot_count = int(cstart[-1])
+    # Slot -> owner maps (VBD groups a body's slots by tendon or coupling).
+    tstart = np.concatenate([[0], np.cumsum(tendon_slots)]).astype(np.int64)
+    m.transmission_slot_tendon = wp.array(
+        np.repeat(np.arange(n, dtype=np.int32), tendon_slots.astype(np.int64)), dtype=wp.int32, device=dev
+    )
+    c_owner, c_source = [], []
+    for c, (f, t2) in enumerate(zip(b.coupling_first, b.coupling_second, strict=True)):
+        for t in (f, t2):
+            if t >= 0:
+                c_owner.extend([c] * int(tendon_slots[t]))
+                c_source.extend(range(int(tstart[t]), int(tstart[t + 1])))
+    m.coupling_slot_coupling = wp.array(np.asarray(c_owner, dtype=np.int32), dtype=wp.int32, device=dev)
+    m.coupling_slot_source = wp.array(np.asarray(c_source, dtype=np.int32), dtype=wp.int32, device=dev)
     # Couplings of each tendon (CSR), so a tendon sums its coupling forces without atomics.
     of_tendon = [[] for _ in range(n)]
     for c, (f, t2) in enumerate(zip(b.coupling_first, b.coupling_second, strict=True)):

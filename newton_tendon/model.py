@@ -301,6 +301,12 @@ class Model:
         """First constraint slot of each coupling (after the tendons' slots), shape [coupling_count + 1], int32."""
         self.coupling_slot_count = 0
         """Constraint slots of couplings (copies of both tendons' slots)."""
+        self.transmission_slot_tendon = None
+        """Tendon owning each transmission slot, shape [transmission_slot_count], int32."""
+        self.coupling_slot_coupling = None
+        """Coupling owning each coupling slot, shape [coupling_slot_count], int32."""
+        self.coupling_slot_source = None
+        """Transmission slot each coupling slot copies, shape [coupling_slot_count], int32."""
         self.transmission_coupling_start = None
         """First entry of each tendon's couplings in ``transmission_coupling``, shape [transmission_count + 1]."""
         self.transmission_coupling = None

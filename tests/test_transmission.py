@@ -22,11 +22,13 @@ G = 9.81
 
 
 class TxSim:
-    """Model, two states, control and an XPBD solver without contacts, stepped in place."""
+    """Model, two states, control and a solver ("xpbd" or "vbd") without contacts, stepped in place."""
 
-    def __init__(self, builder: nt.ModelBuilder, device, iterations: int = 8):
+    def __init__(self, builder: nt.ModelBuilder, device, iterations: int = 8, solver: str = "xpbd"):
+        if solver == "vbd":
+            builder.color()
         self.model = builder.finalize(device)
-        self.solver = SolverXPBD(self.model, iterations=iterations)
+        self.solver = (SolverVBD if solver == "vbd" else SolverXPBD)(self.model, iterations=iterations)
         self.s0 = self.model.state()
         self.s1 = self.model.state()
         self.control = self.model.control()
@@ -54,7 +56,7 @@ def point_mass(b: nt.ModelBuilder, pos, mass=1.0):
 # Spec: "A short working example" (overview) and "Spring, slack interval, and damping" (physics)
 
 
-def test_suspended_load_with_slack_spring(device):
+def test_suspended_load_with_slack_spring(device, solver):
     """1 kg load, spring [0, 1] m, k = 500 N/m, d = 8 N s/m, upper limit 1.5 m, 2 N tension command,
     dt = 1e-3, 2000 steps: length 1.01562 m (k (l - 1) + 2 = 9.81), total tension 9.81 N,
     actuator force -2 N, limit inactive. Spec tolerance 0.001 m on the length; the tension is the
@@ -70,7 +72,7 @@ def test_suspended_load_with_slack_spring(device):
         upper_limit=1.5,
         drive_force=-2.0,  # "set tension 2"
     )
-    sim = TxSim(b, device)
+    sim = TxSim(b, device, solver=solver)
     sim.step(2000)
     sim.solver.update_geometry(sim.s0)
     assert sim.get("length")[0] == pytest.approx(1.01562, abs=1e-3)
@@ -82,7 +84,7 @@ def test_suspended_load_with_slack_spring(device):
     assert sim.get("potential_energy")[0] == pytest.approx(0.5 * 500.0 * e * e, rel=1e-5)
 
 
-def test_implicit_spring_is_stable_at_high_stiffness(device):
+def test_implicit_spring_is_stable_at_high_stiffness(device, solver):
     """k = 1e6 N/m on 1 kg at dt = 1e-3 (k h^2/m = 1: explicit Euler would diverge). The implicit
     passive row p = -h k e_n - h (d + h k) ldot_+ stays bounded and settles at the rest length."""
     b = nt.ModelBuilder(gravity=0.0)
@@ -93,7 +95,7 @@ def test_implicit_spring_is_stable_at_high_stiffness(device):
         spring_lower=1.0,
         spring_upper=1.0,
     )
-    sim = TxSim(b, device)
+    sim = TxSim(b, device, solver=solver)
     peak = 0.0
     for _ in range(200):
         sim.step(5)
@@ -109,14 +111,14 @@ def test_implicit_spring_is_stable_at_high_stiffness(device):
 
 
 @pytest.mark.parametrize("tau", [0.0, 0.05])
-def test_activation_follows_exact_first_order_update(device, tau):
+def test_activation_follows_exact_first_order_update(device, solver, tau):
     """a_{n+1} = u + (a_n - u) exp(-h/tau) to float precision; tau = 0 gives u at once. The
     activation is State history and the reported actuator force is that activation when no servo
     acts and no bound is hit."""
     b = nt.ModelBuilder(gravity=0.0)
     body = point_mass(b, (1.0, 0.0, 0.0), mass=1.0e6)  # heavy: the geometry barely moves
     b.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=body)], activation_time=tau, drive_force=0.0)
-    sim = TxSim(b, device)
+    sim = TxSim(b, device, solver=solver)
     h, u = 1.0e-3, -3.0
     sim.control.transmission_drive_force.fill_(u)
     a = 0.0
@@ -128,7 +130,7 @@ def test_activation_follows_exact_first_order_update(device, tau):
         assert sim.get("actuation_force")[0] == pytest.approx(a, rel=2e-6, abs=1e-6)
 
 
-def test_actuator_bounds_clamp_the_combined_force(device):
+def test_actuator_bounds_clamp_the_combined_force(device, solver):
     """F_drive = clamp(r - (kv + h kp) ldot_+, F_min, F_max): a 50 N command on a tendon bounded to
     [-20, 5] N delivers 5 N; bounds that exclude zero turn a zero command into the nearest bound."""
     for cmd, lo, hi, expect in ((50.0, -20.0, 5.0, 5.0), (0.0, 2.0, 9.0, 2.0)):
@@ -137,12 +139,12 @@ def test_actuator_bounds_clamp_the_combined_force(device):
         b.add_spatial_tendon(
             [TendonSite(body=-1), TendonSite(body=body)], drive_force=cmd, actuation_lower=lo, actuation_upper=hi
         )
-        sim = TxSim(b, device)
+        sim = TxSim(b, device, solver=solver)
         sim.step(3)
         assert sim.get("actuation_force")[0] == pytest.approx(expect, rel=1e-5)
 
 
-def test_length_servo_reaches_target(device):
+def test_length_servo_reaches_target(device, solver):
     """Position/velocity servo F = kp (l_d - l) + kv (ldot_d - ldot), implicit: the load settles at
     the target length (the servo's static error under gravity is m g / kp)."""
     b = nt.ModelBuilder()
@@ -153,7 +155,7 @@ def test_length_servo_reaches_target(device):
         velocity_gain=100.0,
         target_length=1.2,
     )
-    sim = TxSim(b, device)
+    sim = TxSim(b, device, solver=solver)
     sim.step(3000)
     sim.solver.update_geometry(sim.s0)
     # Gravity pulls the load down: the servo holds l = l_d + m g / kp.
@@ -183,13 +185,13 @@ def pulley_scene(lock: bool):
     return b, a, c, t
 
 
-def test_pulley_divisors_scale_length_and_force(device):
+def test_pulley_divisors_scale_length_and_force(device, solver):
     """Divisors 1 and 2: l = s_A + s_B/2 (1 + 1/2 = 1.5 m here), and at T = 10 N the second
     branch's segment carries 5 N: with a 10 N tension command on two free 1 kg bodies (no gravity)
     body A accelerates at 10 m/s^2 and body B at 5 m/s^2 toward their anchors."""
     b, a, c, _ = pulley_scene(lock=False)
     b.transmission_properties[0]["drive_force"] = -10.0
-    sim = TxSim(b, device)
+    sim = TxSim(b, device, solver=solver)
     assert sim.model.transmission_reference_length.numpy()[0] == pytest.approx(1.5, rel=1e-6)
     n, h = 10, 1.0e-3
     sim.step(n, dt=h)
@@ -203,11 +205,11 @@ def test_pulley_divisors_scale_length_and_force(device):
     assert np.linalg.norm(jac[body == c][0, :3]) == pytest.approx(0.5, rel=1e-6)
 
 
-def test_locked_pulley_length_moves_branch_b_twice_as_fast(device):
+def test_locked_pulley_length_moves_branch_b_twice_as_fast(device, solver):
     """With l = s_A + s_B/2 locked (equal bounds), ds_B/dt = -2 ds_A/dt: pull body A down with
     1 N and body B rises twice as fast. 1 % covers the lock's Jacobi residual."""
     b, a, c, _ = pulley_scene(lock=True)
-    sim = TxSim(b, device, iterations=16)
+    sim = TxSim(b, device, solver=solver, iterations=16)
     f = np.zeros((2, 6), dtype=np.float32)
     f[a, 2] = -1.0
     sim.s0.body_f.assign(f)
@@ -232,12 +234,12 @@ def armature_scene(velocity):
     return b, body
 
 
-def test_armature_adds_inertia_along_the_route(device):
+def test_armature_adds_inertia_along_the_route(device, solver):
     """Armature 3 kg on a 1 kg body on a straight radial route: an 8 N radial force gives
     8 / (1 + 3) = 2 m/s^2 (the armature row p = a_t (ldot_n - ldot_+) is exact for a straight
     route, so only float32 limits the match: 1e-4)."""
     b, body = armature_scene((0.0, 0.0, 0.0))
-    sim = TxSim(b, device)
+    sim = TxSim(b, device, solver=solver)
     f = np.zeros((1, 6), dtype=np.float32)
     f[0, 0] = 8.0
     sim.s0.body_f.assign(f)
@@ -245,13 +247,13 @@ def test_armature_adds_inertia_along_the_route(device):
     assert sim.qd()[0, 0] / 1.0e-3 == pytest.approx(2.0, rel=1e-4)
 
 
-def test_armature_curvature_bias(device):
+def test_armature_curvature_bias(device, solver):
     """Transverse speed 2 m/s at radius 1 m and no force: the length curvature v^2/l = 4 m/s^2 and
     the armature give a radial acceleration -a_t v^2/l / (m + a_t) = -3 m/s^2 (0 without the
     bias). One step of 1 ms; the centred second difference of the route is exact to O(tau^2)
     (tau = 10 ms) and the radial direction turns by 2 mrad within the step: 1 %."""
     b, body = armature_scene((0.0, 2.0, 0.0))
-    sim = TxSim(b, device)
+    sim = TxSim(b, device, solver=solver)
     h = 1.0e-3
     sim.step(1, dt=h)
     accel = (sim.qd()[0, :3] - np.array([0.0, 2.0, 0.0])) / h
@@ -280,11 +282,11 @@ def lock_scene(beta=0.2, compliance=0.0, target=1.0, start=1.1, gravity=0.0, mar
     return b
 
 
-def test_hard_lock_removes_beta_of_the_error_per_step(device):
+def test_hard_lock_removes_beta_of_the_error_per_step(device, solver):
     """Isolated hard equality with beta = 0.2: each step removes 20 % of the remaining error
     (b = beta (l_target - l)/h, the body starts at rest 0.1 m long). Checked over 5 steps to 1e-4
     relative (the row is linear along a straight route; 16 iterations converge it)."""
-    sim = TxSim(lock_scene(beta=0.2), device, iterations=16)
+    sim = TxSim(lock_scene(beta=0.2), device, solver=solver, iterations=16)
     err = 0.1
     for _ in range(5):
         sim.step(1)
@@ -294,7 +296,7 @@ def test_hard_lock_removes_beta_of_the_error_per_step(device):
         sim.s0.body_qd.zero_()
 
 
-def test_compliant_lock_static_force(device):
+def test_compliant_lock_static_force(device, solver):
     """Compliant lock at rest: h Cdot_+ + beta C + c F = 0 gives F = -beta C / c. A 1 kg load
     hangs under gravity on a lock with c = 1e-3 m/N, beta = 0.2: the equilibrium error C satisfies
     -beta C / c = m g (F balances the weight), C = -m g c / beta = -0.049 m."""
@@ -308,7 +310,7 @@ def test_compliant_lock_static_force(device):
         limit_compliance=1e-3,
         damping=5.0,
     )
-    sim = TxSim(b, device)
+    sim = TxSim(b, device, solver=solver)
     sim.step(4000)
     sim.solver.update_geometry(sim.s0)
     c_err = sim.get("length")[0] - 1.0
@@ -316,7 +318,7 @@ def test_compliant_lock_static_force(device):
     assert sim.get("limit_force")[0] == pytest.approx(-0.2 * c_err / 1e-3, rel=1e-2)
 
 
-def test_upper_limit_with_margin_holds_inside(device):
+def test_upper_limit_with_margin_holds_inside(device, solver):
     """Upper limit 1.5 m with margin 0.1 m: the effective bound is 1.4 m. A 10 N pull outward
     (zero gravity) stops the body at l = 1.4 (beta = 1 corrects fully); without margin at 1.5."""
     for margin, stop in ((0.1, 1.4), (0.0, 1.5)):
@@ -329,7 +331,7 @@ def test_upper_limit_with_margin_holds_inside(device):
             position_correction=1.0,
             damping=2.0,
         )
-        sim = TxSim(b, device)
+        sim = TxSim(b, device, solver=solver)
         f = np.zeros((1, 6), dtype=np.float32)
         f[0, 0] = 10.0
         sim.s0.body_f.assign(f)
@@ -346,14 +348,14 @@ def test_upper_limit_with_margin_holds_inside(device):
 
 
 @pytest.mark.parametrize(("load", "moves"), [(3.0, False), (8.0, True)])
-def test_dry_friction_holds_below_threshold_and_saturates_above(device, load, moves):
+def test_dry_friction_holds_below_threshold_and_saturates_above(device, solver, load, moves):
     """Friction loss 5 N: a 3 N pull along the route stays at rest (interior impulse); an 8 N
     pull slides with the friction force saturated at 5 N opposing the motion, so the body
     accelerates at (8 - 5)/1 = 3 m/s^2."""
     b = nt.ModelBuilder(gravity=0.0)
     body = point_mass(b, (1.0, 0.0, 0.0))
     b.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=body)], friction_loss=5.0)
-    sim = TxSim(b, device)
+    sim = TxSim(b, device, solver=solver)
     f = np.zeros((1, 6), dtype=np.float32)
     f[0, 0] = load
     sim.s0.body_f.assign(f)
@@ -384,12 +386,12 @@ def two_hinges():
     return b, links, joints
 
 
-def test_fixed_tendon_drives_two_joints(device):
+def test_fixed_tendon_drives_two_joints(device, solver):
     """l = c1 q1 + c2 q2 with c = (0.5, -0.25) m/rad; a tendon force F gives joint torques
     tau_i = c_i F: with I_z = 0.2 kg m^2, F = 2 N gives angular accelerations 5 and -2.5 rad/s^2."""
     b, links, joints = two_hinges()
     b.add_fixed_tendon(joints, [0.5, -0.25], drive_force=2.0)
-    sim = TxSim(b, device)
+    sim = TxSim(b, device, solver=solver)
     n, h = 20, 1.0e-3
     sim.step(n, dt=h)
     qd = sim.qd()
@@ -413,7 +415,7 @@ def test_fixed_tendon_rejects_ball_free_and_fixed_joints():
 # Couplings
 
 
-def test_polynomial_coupling_ratio_and_force_distribution(device):
+def test_polynomial_coupling_ratio_and_force_distribution(device, solver):
     """Coupling {0, 2, 0.1, 0, 0}: l1 - l1_ref = f(x) = 2 x + 0.1 x^2 with x = l2 - l2_ref; the
     instantaneous ratio dl1/dl2 = f'(x) = 2 + 0.2 x; the forces are F1 = lambda, F2 = -f'(x) lambda.
     Two sliders on prismatic fixed tendons; tendon 2 is moved by a force and tendon 1 follows."""
@@ -426,7 +428,7 @@ def test_polynomial_coupling_ratio_and_force_distribution(device):
     t1 = b.add_fixed_tendon([joints[0]], [1.0])
     t2 = b.add_fixed_tendon([joints[1]], [1.0])
     b.add_tendon_coupling(t1, t2, [0.0, 2.0, 0.1, 0.0, 0.0], position_correction=0.2)
-    sim = TxSim(b, device, iterations=16)
+    sim = TxSim(b, device, solver=solver, iterations=16)
     f = np.zeros((2, 6), dtype=np.float32)
     f[sliders[1], 0] = 10.0  # effective inertia m2 + f'^2 m1 ~ 5 kg: x ~ 0.36 m after 0.6 s
     sim.s0.body_f.assign(f)
@@ -448,13 +450,13 @@ def test_polynomial_coupling_ratio_and_force_distribution(device):
 # Runtime contract
 
 
-def test_disabled_tendon_reports_zero_and_keeps_activation(device):
+def test_disabled_tendon_reports_zero_and_keeps_activation(device, solver):
     """Disabling a tendon removes its rows from the next step (zero forces) and freezes its
     activation; re-enabling resumes from the held activation."""
     b = nt.ModelBuilder(gravity=0.0)
     body = point_mass(b, (1.0, 0.0, 0.0), mass=1.0e6)
     b.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=body)], activation_time=0.1, drive_force=-4.0)
-    sim = TxSim(b, device)
+    sim = TxSim(b, device, solver=solver)
     sim.step(10)
     held = sim.s0.transmission_activation.numpy()[0]
     assert held < 0.0
@@ -468,7 +470,7 @@ def test_disabled_tendon_reports_zero_and_keeps_activation(device):
     assert sim.s0.transmission_activation.numpy()[0] == pytest.approx(expect, rel=1e-6)
 
 
-def test_state_assign_restores_activation_and_replays(device):
+def test_state_assign_restores_activation_and_replays(device, solver):
     """Checkpoint: the activation and references live in the State, so a restored state replays
     the same trajectory bitwise."""
     b = nt.ModelBuilder()
@@ -476,7 +478,7 @@ def test_state_assign_restores_activation_and_replays(device):
     b.add_spatial_tendon(
         [TendonSite(body=-1), TendonSite(body=load)], stiffness=200.0, damping=3.0, activation_time=0.02
     )
-    sim = TxSim(b, device)
+    sim = TxSim(b, device, solver=solver)
     sim.control.transmission_drive_force.fill_(-3.0)
     sim.step(7)
     saved = sim.model.state()
@@ -488,7 +490,7 @@ def test_state_assign_restores_activation_and_replays(device):
     np.testing.assert_array_equal(sim.q(), first)
 
 
-def test_worlds_match_single_runs_with_per_world_parameters(device):
+def test_worlds_match_single_runs_with_per_world_parameters(device, solver):
     """Per-world stiffness (edited in place after finalize) gives each world the single-world
     result, bitwise."""
 
@@ -500,13 +502,13 @@ def test_worlds_match_single_runs_with_per_world_parameters(device):
 
     scene = nt.ModelBuilder()
     scene.replicate(world(), 4)
-    sim = TxSim(scene, device)
+    sim = TxSim(scene, device, solver=solver)
     k = np.array([100.0, 150.0, 200.0, 250.0], dtype=np.float32)
     sim.model.transmission_stiffness.assign(k)
     sim.solver.notify_model_changed(nt.ModelFlags.TRANSMISSION_PROPERTIES)
     sim.step(50)
     for i in (0, 3):
-        single = TxSim(world(), device)
+        single = TxSim(world(), device, solver=solver)
         single.model.transmission_stiffness.assign(k[i : i + 1])
         single.step(50)
         np.testing.assert_array_equal(sim.q()[i : i + 1], single.q())
@@ -522,16 +524,7 @@ def test_no_transmissions_allocate_nothing(device):
     assert model.state().transmission_activation.shape == (0,)
 
 
-def test_vbd_rejects_transmissions_for_now(device):
-    b = nt.ModelBuilder()
-    load = point_mass(b, (0.0, 0.0, -1.0))
-    b.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=load)])
-    b.color()
-    with pytest.raises(NotImplementedError, match="SolverXPBD"):
-        SolverVBD(b.finalize(device))
-
-
-def test_graph_capture_replays_like_direct_steps(device):
+def test_graph_capture_replays_like_direct_steps(device, solver):
     """The transmission rows are graph-capturable (no host sync, no allocation in step)."""
 
     def build():
@@ -542,8 +535,8 @@ def test_graph_capture_replays_like_direct_steps(device):
         )
         return b
 
-    direct = TxSim(build(), device)
-    captured = TxSim(build(), device)
+    direct = TxSim(build(), device, solver=solver)
+    captured = TxSim(build(), device, solver=solver)
     direct.step(4)
     with wp.ScopedCapture(device=captured.model.device) as cap:
         captured.step(2)
@@ -669,7 +662,7 @@ def test_fixed_tendon_length_matches_mujoco(device):
         assert solver.transmission_length.numpy()[0] == pytest.approx(data.ten_length[0], rel=1e-5, abs=1e-6)
 
 
-def test_reset_clears_activation_and_update_geometry_refreshes_energy(device):
+def test_reset_clears_activation_and_update_geometry_refreshes_energy(device, solver):
     """reset(state) returns the activation to 0 (a new tendon's start) and the references to the
     model's; update_geometry at a hand-set pose refreshes length and spring energy 0.5 k e^2."""
     b = nt.ModelBuilder(gravity=0.0)
@@ -677,7 +670,7 @@ def test_reset_clears_activation_and_update_geometry_refreshes_energy(device):
     b.add_spatial_tendon(
         [TendonSite(body=-1), TendonSite(body=body)], stiffness=100.0, activation_time=0.1, drive_force=-4.0
     )
-    sim = TxSim(b, device)
+    sim = TxSim(b, device, solver=solver)
     sim.step(20)
     assert sim.s0.transmission_activation.numpy()[0] < 0.0
     sim.solver.reset(sim.s0)

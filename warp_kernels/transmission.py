@@ -121,23 +121,29 @@ class TransmissionControl:
     enabled: wp.array(dtype=wp.int32)
 
 
+ROWS = 6
+"""Rows per tendon: 0 passive (spring + damping), 1 drive, 2 lower limit (or lock), 3 upper limit,
+4 dry friction, 5 armature."""
+vec6 = wp.types.vector(ROWS, float)
+
+
 @wp.struct
 class TransmissionWork:
-    """Solver-owned per-tendon step data and accumulated row impulses [N s]."""
+    """Solver-owned per-tendon step data: start-of-step length, rate, W and curvature bias, the rows
+    ``(b, gamma, lo, hi)`` set up at the step start, and their accumulated impulses ``mu`` [N s]."""
 
     l_n: wp.array(dtype=float)
-    w: wp.array(dtype=float)
-    rate: wp.array(dtype=float)
     ldot_n: wp.array(dtype=float)
     bias: wp.array(dtype=float)
+    w: wp.array(dtype=float)
+    rate: wp.array(dtype=float)
     activation: wp.array(dtype=float)
     enabled: wp.array(dtype=wp.int32)
-    p_passive: wp.array(dtype=float)
-    p_drive: wp.array(dtype=float)
-    p_lower: wp.array(dtype=float)
-    p_upper: wp.array(dtype=float)
-    p_friction: wp.array(dtype=float)
-    p_armature: wp.array(dtype=float)
+    row_b: wp.array(dtype=vec6)
+    row_gamma: wp.array(dtype=vec6)
+    row_lo: wp.array(dtype=vec6)
+    row_hi: wp.array(dtype=vec6)
+    mu: wp.array(dtype=vec6)
 
 
 @wp.struct
@@ -414,12 +420,6 @@ def begin_transmissions(
             a = u
     activation_out[t] = a
     work.activation[t] = a
-    work.p_passive[t] = 0.0
-    work.p_drive[t] = 0.0
-    work.p_lower[t] = 0.0
-    work.p_upper[t] = 0.0
-    work.p_friction[t] = 0.0
-    work.p_armature[t] = 0.0
     bias = float(0.0)
     if tm.type[t] == TRANSMISSION_SPATIAL and par.armature[t] > 0.0:
         lp = transmission_geometry(tm, t, q_plus, scratch)
@@ -430,19 +430,106 @@ def begin_transmissions(
     work.l_n[t] = transmission_geometry(tm, t, body_q, scratch)
     work.ldot_n[t] = transmission_rate(tm, t, body_qd, scratch)
     work.w[t] = effective_inverse_mass(tm, bodies, t, body_q, scratch)
+    setup_rows(par, ctrl, t, dt, work)
+    work.mu[t] = vec6()
 
 
 @wp.func
 def total_impulse(work: TransmissionWork, t: int):
     """Sum of a tendon's row impulses this step [N s]."""
-    return (
-        work.p_passive[t]
-        + work.p_drive[t]
-        + work.p_lower[t]
-        + work.p_upper[t]
-        + work.p_friction[t]
-        + work.p_armature[t]
-    )
+    mu = work.mu[t]
+    return mu[0] + mu[1] + mu[2] + mu[3] + mu[4] + mu[5]
+
+
+@wp.func
+def setup_rows(par: TransmissionParams, ctrl: TransmissionControl, t: int, dt: float, work: TransmissionWork):
+    """Each row's target b [m/s], softness gamma [1/kg] and impulse bounds [N s] from the step-start
+    length, rate and activation (module docstring). An absent row gets lo = hi = 0; a drive without
+    gains is a fixed impulse lo = hi = h clamp(r)."""
+    h = dt
+    l_n = work.l_n[t]
+    b = vec6()
+    g = vec6(1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+    lo = vec6()
+    hi = vec6()
+
+    # 0: passive spring and damping.
+    k = par.stiffness[t]
+    lo_s = par.spring_lower[t]
+    hi_s = par.spring_upper[t]
+    e = l_n - wp.clamp(l_n, lo_s, hi_s)
+    k_a = k
+    if lo_s < hi_s and e == 0.0:
+        k_a = 0.0
+    soft = par.damping[t] + h * k_a
+    if soft > 0.0:
+        b[0] = -k_a * e / soft
+        g[0] = 1.0 / (h * soft)
+        lo[0] = -BIG
+        hi[0] = BIG
+
+    # 1: drive (feedforward after activation, implicit servo, bounded actuator force).
+    kp = ctrl.position_gain[t]
+    kv = ctrl.velocity_gain[t]
+    r = work.activation[t] + kp * (ctrl.target_length[t] - l_n) + kv * ctrl.target_velocity[t]
+    gain = kv + h * kp
+    if gain > 0.0:
+        b[1] = r / gain
+        g[1] = 1.0 / (h * gain)
+        lo[1] = h * par.actuation_lower[t]
+        hi[1] = h * par.actuation_upper[t]
+    else:
+        f = h * wp.clamp(r, par.actuation_lower[t], par.actuation_upper[t])
+        lo[1] = f
+        hi[1] = f
+
+    # 2, 3: length bounds, or one bilateral lock in row 2.
+    l_min = par.lower_limit[t]
+    l_max = par.upper_limit[t]
+    beta = par.position_correction[t]
+    margin = par.limit_margin[t]
+    gamma_l = par.limit_compliance[t] / (h * h)
+    if l_min == l_max:
+        b[2] = beta * (l_min - l_n) / h
+        g[2] = gamma_l
+        lo[2] = -BIG
+        hi[2] = BIG
+    else:
+        if l_min > -BIG:
+            gap = l_n - l_min - margin
+            eta = float(1.0)
+            if gap < 0.0:
+                eta = beta
+            b[2] = -eta * gap / h
+            g[2] = gamma_l
+            hi[2] = BIG
+        if l_max < BIG:
+            gap = l_max - l_n - margin
+            eta = float(1.0)
+            if gap < 0.0:
+                eta = beta
+            b[3] = eta * gap / h
+            g[3] = gamma_l
+            lo[3] = -BIG
+
+    # 4: dry friction.
+    f_f = par.friction_loss[t]
+    if f_f > 0.0:
+        g[4] = par.friction_compliance[t] / (h * h)
+        lo[4] = -h * f_f
+        hi[4] = h * f_f
+
+    # 5: armature with the curvature bias.
+    a_t = par.armature[t]
+    if a_t > 0.0:
+        b[5] = work.ldot_n[t] - h * work.bias[t]
+        g[5] = 1.0 / a_t
+        lo[5] = -BIG
+        hi[5] = BIG
+    work.row_b[t] = b
+    work.row_gamma[t] = g
+    work.row_lo[t] = lo
+    work.row_hi[t] = hi
 
 
 @wp.func
@@ -450,7 +537,7 @@ def row_update(p: float, rate: float, target: float, gamma: float, w: float, lo:
     """One projected update of a row; returns the new accumulated impulse."""
     denom = w + gamma
     if denom <= 0.0:
-        return p
+        return wp.clamp(p, lo, hi)
     return wp.clamp(p - (rate - target + gamma * p) / denom, lo, hi)
 
 
@@ -458,8 +545,6 @@ def row_update(p: float, rate: float, target: float, gamma: float, w: float, lo:
 def solve_transmissions(
     tm: TransmissionModel,
     bodies: BodyModel,
-    par: TransmissionParams,
-    ctrl: TransmissionControl,
     slot_base: int,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
@@ -470,8 +555,9 @@ def solve_transmissions(
     # Out:
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
-    """One pass over a tendon's rows at the current iterate (see module docstring); the pose change
-    of each body ``h M_b^-1 J_s dp`` goes to the tendon's slots ``slot_base + s``."""
+    """XPBD: one Gauss-Seidel pass over a tendon's rows at the current iterate (see module
+    docstring); the pose change of each body ``h M_b^-1 J_s dp`` goes to the tendon's slots
+    ``slot_base + s``."""
     t = wp.tid()
     s0 = slot_begin(tm, t)
     s1 = slot_end(tm, t)
@@ -484,95 +570,24 @@ def solve_transmissions(
     w = work.w[t]
     rate = iterate_rate(tm, t, body_qd, body_delta, 1.0 / h, scratch)
     work.rate[t] = rate
-    p_total_old = total_impulse(work, t)
-    l_n = work.l_n[t]
-
-    # Passive spring and damping (implicit, one row).
-    k = par.stiffness[t]
-    d = par.damping[t]
-    lo_s = par.spring_lower[t]
-    hi_s = par.spring_upper[t]
-    e = l_n - wp.clamp(l_n, lo_s, hi_s)
-    k_a = k
-    if lo_s < hi_s and e == 0.0:
-        k_a = 0.0
-    soft = d + h * k_a
-    if soft > 0.0:
-        p = work.p_passive[t]
-        p_new = row_update(p, rate, -k_a * e / soft, 1.0 / (h * soft), w, -BIG, BIG)
-        rate = rate + w * (p_new - p)
-        work.p_passive[t] = p_new
-
-    # Drive: feedforward (filtered) plus implicit servo, bounded actuator force.
-    kp = ctrl.position_gain[t]
-    kv = ctrl.velocity_gain[t]
-    r = work.activation[t] + kp * (ctrl.target_length[t] - l_n) + kv * ctrl.target_velocity[t]
-    f_lo = par.actuation_lower[t]
-    f_hi = par.actuation_upper[t]
-    gain = kv + h * kp
-    p = work.p_drive[t]
-    p_new = p
-    if gain > 0.0:
-        p_new = row_update(p, rate, r / gain, 1.0 / (h * gain), w, h * f_lo, h * f_hi)
-    else:
-        p_new = h * wp.clamp(r, f_lo, f_hi)
-    rate = rate + w * (p_new - p)
-    work.p_drive[t] = p_new
-
-    # Length bounds (unilateral rows, or one bilateral lock).
-    l_min = par.lower_limit[t]
-    l_max = par.upper_limit[t]
-    beta = par.position_correction[t]
-    margin = par.limit_margin[t]
-    gamma_l = par.limit_compliance[t] / (h * h)
-    if l_min == l_max:
-        p = work.p_lower[t]
-        p_new = row_update(p, rate, beta * (l_min - l_n) / h, gamma_l, w, -BIG, BIG)
-        rate = rate + w * (p_new - p)
-        work.p_lower[t] = p_new
-    else:
-        if l_min > -BIG:
-            g = l_n - l_min - margin
-            eta = float(1.0)
-            if g < 0.0:
-                eta = beta
-            p = work.p_lower[t]
-            p_new = row_update(p, rate, -eta * g / h, gamma_l, w, 0.0, BIG)
-            rate = rate + w * (p_new - p)
-            work.p_lower[t] = p_new
-        if l_max < BIG:
-            g = l_max - l_n - margin
-            eta = float(1.0)
-            if g < 0.0:
-                eta = beta
-            p = work.p_upper[t]
-            p_new = row_update(p, rate, eta * g / h, gamma_l, w, -BIG, 0.0)
-            rate = rate + w * (p_new - p)
-            work.p_upper[t] = p_new
-
-    # Dry friction.
-    f_f = par.friction_loss[t]
-    if f_f > 0.0:
-        p = work.p_friction[t]
-        p_new = row_update(p, rate, 0.0, par.friction_compliance[t] / (h * h), w, -h * f_f, h * f_f)
-        rate = rate + w * (p_new - p)
-        work.p_friction[t] = p_new
-
-    # Armature with the curvature bias.
-    a_t = par.armature[t]
-    if a_t > 0.0:
-        p = work.p_armature[t]
-        p_new = row_update(p, rate, work.ldot_n[t] - h * work.bias[t], 1.0 / a_t, w, -BIG, BIG)
-        rate = rate + w * (p_new - p)
-        work.p_armature[t] = p_new
-
-    dp = total_impulse(work, t) - p_total_old
+    b = work.row_b[t]
+    g = work.row_gamma[t]
+    lo = work.row_lo[t]
+    hi = work.row_hi[t]
+    mu = work.mu[t]
+    dp = float(0.0)
+    for r in range(ROWS):
+        p_new = row_update(mu[r], rate, b[r], g[r], w, lo[r], hi[r])
+        rate = rate + w * (p_new - mu[r])
+        dp = dp + p_new - mu[r]
+        mu[r] = p_new
+    work.mu[t] = mu
     if dp == 0.0:
         return
     for s in range(s0, s1):
-        b = scratch.body[s]
-        if is_moving_body(bodies, b):
-            slot_delta[slot_base + s] = response(bodies, b, body_q[b], scratch.jac[s]) * (h * dp)
+        b_s = scratch.body[s]
+        if is_moving_body(bodies, b_s):
+            slot_delta[slot_base + s] = response(bodies, b_s, body_q[b_s], scratch.jac[s]) * (h * dp)
 
 
 @wp.kernel
@@ -592,16 +607,17 @@ def report_transmissions(
     t = wp.tid()
     report_geometry(tm, par, t, body_q, body_qd, scratch, rep)
     inv_h = 1.0 / dt
-    f_limit = (work.p_lower[t] + work.p_upper[t]) * inv_h
+    mu = work.mu[t]
+    f_limit = (mu[2] + mu[3]) * inv_h
     total = total_impulse(work, t) * inv_h
     if work.enabled[t] == 0:
         total = 0.0
         f_limit = 0.0
     rep.force[t] = total
     rep.tension[t] = -total
-    rep.actuation_force[t] = work.p_drive[t] * inv_h * float(work.enabled[t])
+    rep.actuation_force[t] = mu[1] * inv_h * float(work.enabled[t])
     rep.limit_force[t] = f_limit
-    rep.friction_force[t] = work.p_friction[t] * inv_h * float(work.enabled[t])
+    rep.friction_force[t] = mu[4] * inv_h * float(work.enabled[t])
     rep.coupling_force[t] = 0.0
 
 
@@ -683,6 +699,7 @@ class CouplingWork:
 
     c_n: wp.array(dtype=float)
     slope: wp.array(dtype=float)
+    w: wp.array(dtype=float)
     p: wp.array(dtype=float)
     active: wp.array(dtype=wp.int32)
 
@@ -698,11 +715,62 @@ def polynomial(cf: wp.types.vector(5, float), x: float):
     return f, df
 
 
+@wp.func
+def coupling_jacobian(tm: TransmissionModel, scratch: TransmissionScratch, t1: int, t2: int, slope: float, b: int):
+    """J_C on body b: J1_b - f' J2_b."""
+    jb = body_jacobian(tm, t1, scratch, b)
+    if t2 >= 0:
+        jb = jb - body_jacobian(tm, t2, scratch, b) * slope
+    return jb
+
+
+@wp.func
+def coupling_slot(tm: TransmissionModel, t1: int, t2: int, n1: int, k: int):
+    """Transmission slot of the k-th slot of a coupling (the first tendon's, then the second's)."""
+    if k < n1:
+        return slot_begin(tm, t1) + k
+    return slot_begin(tm, t2) + (k - n1)
+
+
+@wp.func
+def coupling_inverse_mass(
+    tm: TransmissionModel,
+    bodies: BodyModel,
+    t1: int,
+    t2: int,
+    slope: float,
+    body_q: wp.array(dtype=wp.transform),
+    scratch: TransmissionScratch,
+):
+    """W_C = sum over the distinct moving bodies of both tendons of J_C,b^T M_b^-1 J_C,b."""
+    n1 = slot_end(tm, t1) - slot_begin(tm, t1)
+    n2 = int(0)
+    if t2 >= 0:
+        n2 = slot_end(tm, t2) - slot_begin(tm, t2)
+    w = float(0.0)
+    for k in range(n1 + n2):
+        b = scratch.body[coupling_slot(tm, t1, t2, n1, k)]
+        if not is_moving_body(bodies, b):
+            continue
+        first = bool(True)
+        for r in range(k):
+            if scratch.body[coupling_slot(tm, t1, t2, n1, r)] == b:
+                first = False
+        if first:
+            jb = coupling_jacobian(tm, scratch, t1, t2, slope, b)
+            w = w + wp.dot(jb, response(bodies, b, body_q[b], jb))
+    return w
+
+
 @wp.kernel
 def begin_couplings(
+    tm: TransmissionModel,
     cm: CouplingModel,
+    bodies: BodyModel,
     enabled: wp.array(dtype=wp.int32),
     reference: wp.array(dtype=float),
+    body_q: wp.array(dtype=wp.transform),
+    scratch: TransmissionScratch,
     work: TransmissionWork,
     # Out:
     cw: CouplingWork,
@@ -725,15 +793,7 @@ def begin_couplings(
     cw.active[c] = active
     cw.c_n[c] = work.l_n[t1] - reference[t1] - f
     cw.slope[c] = df
-
-
-@wp.func
-def coupling_jacobian(tm: TransmissionModel, scratch: TransmissionScratch, t1: int, t2: int, slope: float, b: int):
-    """J_C on body b: J1_b - f' J2_b."""
-    jb = body_jacobian(tm, t1, scratch, b)
-    if t2 >= 0:
-        jb = jb - body_jacobian(tm, t2, scratch, b) * slope
-    return jb
+    cw.w[c] = coupling_inverse_mass(tm, bodies, t1, t2, df, body_q, scratch)
 
 
 @wp.kernel
@@ -771,26 +831,7 @@ def solve_couplings(
     rate = work.rate[t1]
     if t2 >= 0:
         rate = rate - slope * work.rate[t2]
-    # W_C over the distinct moving bodies of both tendons.
-    w = float(0.0)
-    a0 = slot_begin(tm, t1)
-    for k in range(n1 + n2):
-        s = a0 + k
-        if k >= n1:
-            s = slot_begin(tm, t2) + (k - n1)
-        b = scratch.body[s]
-        if not is_moving_body(bodies, b):
-            continue
-        first = bool(True)
-        for r in range(k):
-            sr = a0 + r
-            if r >= n1:
-                sr = slot_begin(tm, t2) + (r - n1)
-            if scratch.body[sr] == b:
-                first = False
-        if first:
-            jb = coupling_jacobian(tm, scratch, t1, t2, slope, b)
-            w = w + wp.dot(jb, response(bodies, b, body_q[b], jb))
+    w = cw.w[c]
     p = cw.p[c]
     gamma = cm.compliance[c] / (h * h)
     p_new = row_update(p, rate, -cm.position_correction[c] * cw.c_n[c] / h, gamma, w, -BIG, BIG)
@@ -799,10 +840,9 @@ def solve_couplings(
     if dp == 0.0:
         return
     for k in range(n1 + n2):
-        s = a0 + k
+        s = coupling_slot(tm, t1, t2, n1, k)
         scale = h * dp
         if k >= n1:
-            s = slot_begin(tm, t2) + (k - n1)
             scale = -slope * h * dp
         b = scratch.body[s]
         if is_moving_body(bodies, b):

@@ -35,6 +35,17 @@ from warp_kernels.contacts import ContactData, pose_or_identity
 from warp_kernels.joints import JointModel, parent_pose
 from warp_kernels.math import quat_to_rotation_vector, twist_angle, world_inertia
 from warp_kernels.rigid import BodyModel, is_moving_body
+from warp_kernels.transmission import (
+    ROWS,
+    CouplingModel,
+    CouplingWork,
+    TransmissionModel,
+    TransmissionScratch,
+    TransmissionWork,
+    body_jacobian,
+    coupling_jacobian,
+    iterate_rate,
+)
 from warp_kernels.types import JOINT_BALL, JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 
 wp.set_module_options({"enable_backward": False})
@@ -455,6 +466,126 @@ def add_tendon_slot(
 # Kernels
 
 
+@wp.struct
+class VBDTransmissions:
+    """What the body sweep needs of transmission tendons and couplings (see warp_kernels.transmission)."""
+
+    tm: TransmissionModel
+    scratch: TransmissionScratch
+    work: TransmissionWork
+    cm: CouplingModel
+    cw: CouplingWork
+    slot_tendon: wp.array(dtype=wp.int32)
+    slot_coupling: wp.array(dtype=wp.int32)
+    tendon_slot_end: int
+    slot_count: int
+    rho: float
+    body_qd: wp.array(dtype=wp.spatial_vector)
+
+
+@wp.func
+def transmission_rows(work: TransmissionWork, t: int, rate: float, rho: float):
+    """(p, k): the tendon's total row impulse [N s] at the length rate ``rate`` and its stiffness
+    -dp/drate [kg] (secant stiffness for clamped rows).
+
+    Each row is augmented-Lagrangian on its velocity condition ``rate - b + gamma p = 0``:
+    ``p = clamp(mu - kappa (rate - b + gamma mu), lo, hi)``, ``kappa = 1/(gamma + W/rho)``. At the
+    fixed point of ``mu <- p`` the row satisfies the same discrete equation as XPBD's projected
+    update; with rho = 1 one isolated row converges in one step, like PGS."""
+    b = work.row_b[t]
+    g = work.row_gamma[t]
+    lo = work.row_lo[t]
+    hi = work.row_hi[t]
+    mu = work.mu[t]
+    w = work.w[t]
+    p_sum = float(0.0)
+    k_sum = float(0.0)
+    for r in range(ROWS):
+        if lo[r] == hi[r]:
+            p_sum = p_sum + lo[r]
+            continue
+        denom = g[r] + w / rho
+        kap = float(0.0)
+        if denom > 0.0:
+            kap = 1.0 / denom
+        p_free = mu[r] - kap * (rate - b[r] + g[r] * mu[r])
+        p = wp.clamp(p_free, lo[r], hi[r])
+        if p == p_free:
+            k_sum = k_sum + kap
+        elif p_free != mu[r]:
+            # Clamped (a saturated drive or sliding friction): the secant stiffness of the clipped
+            # law keeps the Newton model from jumping across the clamp and back (bang-bang).
+            k_sum = k_sum + kap * wp.clamp((p - mu[r]) / (p_free - mu[r]), 0.0, 1.0)
+        p_sum = p_sum + p
+    return p_sum, k_sum
+
+
+@wp.func
+def coupling_row(
+    xs: VBDTransmissions,
+    c: int,
+    rate: float,
+    dt: float,
+):
+    """(p, kappa) of coupling c's row at the constraint rate ``rate`` (bilateral, target
+    ``-beta C_n / h``, gamma = c/h^2)."""
+    gamma = xs.cm.compliance[c] / (dt * dt)
+    target = -xs.cm.position_correction[c] * xs.cw.c_n[c] / dt
+    denom = gamma + xs.cw.w[c] / xs.rho
+    kap = float(0.0)
+    if denom > 0.0:
+        kap = 1.0 / denom
+    mu = xs.cw.p[c]
+    return mu - kap * (rate - target + gamma * mu), kap
+
+
+@wp.func
+def coupling_rate(xs: VBDTransmissions, c: int, body_delta: wp.array(dtype=wp.spatial_vector), inv_h: float):
+    t1 = xs.cm.first[c]
+    t2 = xs.cm.second[c]
+    rate = iterate_rate(xs.tm, t1, xs.body_qd, body_delta, inv_h, xs.scratch)
+    if t2 >= 0:
+        rate = rate - xs.cw.slope[c] * iterate_rate(xs.tm, t2, xs.body_qd, body_delta, inv_h, xs.scratch)
+    return rate
+
+
+@wp.func
+def transmission_owner(xs: VBDTransmissions, x: int):
+    """Tendon index (>= 0) or -1 - coupling index of transmission slot x."""
+    if x < xs.slot_count:
+        return xs.slot_tendon[x]
+    return -1 - xs.slot_coupling[x - xs.slot_count]
+
+
+@wp.func
+def add_transmission(
+    blk: Block,
+    bodies: BodyModel,
+    xs: VBDTransmissions,
+    owner: int,
+    b: int,
+    dt: float,
+    body_delta: wp.array(dtype=wp.spatial_vector),
+):
+    """Add a transmission tendon's (owner >= 0) or a coupling's (owner < 0) rows to body b: force
+    ``(p/h) J_b`` along the length, Hessian ``(kappa/h^2) J_b J_b^T`` (Gauss-Newton)."""
+    inv_h = 1.0 / dt
+    if owner >= 0:
+        t = owner
+        if xs.work.enabled[t] == 0:
+            return blk
+        rate = iterate_rate(xs.tm, t, xs.body_qd, body_delta, inv_h, xs.scratch)
+        p, k = transmission_rows(xs.work, t, rate, xs.rho)
+        jb = body_jacobian(xs.tm, t, xs.scratch, b)
+        return add_twist_row(blk, jb, -p * inv_h, k * inv_h * inv_h)
+    c = -1 - owner
+    if xs.cw.active[c] == 0:
+        return blk
+    p, k = coupling_row(xs, c, coupling_rate(xs, c, body_delta, inv_h), dt)
+    jb = coupling_jacobian(xs.tm, xs.scratch, xs.cm.first[c], xs.cm.second[c], xs.cw.slope[c], b)
+    return add_twist_row(blk, jb, -p * inv_h, k * inv_h * inv_h)
+
+
 @wp.func
 def newton_step(
     bodies: BodyModel,
@@ -470,6 +601,7 @@ def newton_step(
     contacts: ContactData,
     has_contacts: int,
     lin: TendonLinearization,
+    xs: VBDTransmissions,
     joint_duals: JointDuals,
     contact_duals: ContactDuals,
     body_q: wp.array(dtype=wp.transform),
@@ -507,8 +639,18 @@ def newton_step(
                 joint_target_vel,
                 joint_q_prev,
             )
-        elif s < summed_slot_count:
+        elif s < xs.tendon_slot_end:
             blk = add_tendon_slot(blk, bodies, lin, s - joint_slot_count, body_q)
+        elif s < summed_slot_count:
+            # A transmission tendon or coupling acts once per body, at the first of its slots here.
+            owner = transmission_owner(xs, s - xs.tendon_slot_end)
+            first = bool(True)
+            if i > bodies.slot_start[b]:
+                sp = bodies.slot[i - 1]
+                if sp >= xs.tendon_slot_end and transmission_owner(xs, sp - xs.tendon_slot_end) == owner:
+                    first = False
+            if first:
+                blk = add_transmission(blk, bodies, xs, owner, b, dt, body_delta)
         elif has_contacts != 0:
             c = (s - summed_slot_count) // 2
             blk = add_contact(blk, bodies, contacts, contact_duals, c, s % 2 == 1, inv_h2, body_q_prev, body_q)
@@ -533,6 +675,7 @@ def solve_body_colour(
     contacts: ContactData,
     has_contacts: int,
     lin: TendonLinearization,
+    xs: VBDTransmissions,
     joint_duals: JointDuals,
     contact_duals: ContactDuals,
     # In/out:
@@ -575,6 +718,7 @@ def solve_body_colour(
             contacts,
             has_contacts,
             lin,
+            xs,
             joint_duals,
             contact_duals,
             body_q,
@@ -669,3 +813,36 @@ def contact_push(duals: ContactDuals, valid: wp.array(dtype=wp.int32), push: wp.
     push[c] = 0.0
     if valid[c] != 0:
         push[c] = -duals.lam[c][0]
+
+
+@wp.kernel
+def update_transmission_duals(xs: VBDTransmissions, dt: float, body_delta: wp.array(dtype=wp.spatial_vector)):
+    """After a sweep: every row's multiplier takes its impulse at the swept state, mu <- p."""
+    t = wp.tid()
+    if xs.work.enabled[t] == 0:
+        return
+    rate = iterate_rate(xs.tm, t, xs.body_qd, body_delta, 1.0 / dt, xs.scratch)
+    xs.work.rate[t] = rate
+    b = xs.work.row_b[t]
+    g = xs.work.row_gamma[t]
+    lo = xs.work.row_lo[t]
+    hi = xs.work.row_hi[t]
+    mu = xs.work.mu[t]
+    w = xs.work.w[t]
+    for r in range(ROWS):
+        if lo[r] == hi[r]:
+            mu[r] = lo[r]
+        else:
+            denom = g[r] + w / xs.rho
+            if denom > 0.0:
+                mu[r] = wp.clamp(mu[r] - (rate - b[r] + g[r] * mu[r]) / denom, lo[r], hi[r])
+    xs.work.mu[t] = mu
+
+
+@wp.kernel
+def update_coupling_duals(xs: VBDTransmissions, dt: float, body_delta: wp.array(dtype=wp.spatial_vector)):
+    c = wp.tid()
+    if xs.cw.active[c] == 0:
+        return
+    p, k = coupling_row(xs, c, coupling_rate(xs, c, body_delta, 1.0 / dt), dt)
+    xs.cw.p[c] = p

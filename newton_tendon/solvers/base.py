@@ -227,19 +227,10 @@ class SolverBase:
         self._transmission_scratch = transmission_scratch(m)
         self._transmission_params = self._transmission_param_struct()
         work = tx.TransmissionWork()
-        for name in (
-            "l_n",
-            "ldot_n",
-            "bias",
-            "activation",
-            "p_passive",
-            "p_drive",
-            "p_lower",
-            "p_upper",
-            "p_friction",
-            "p_armature",
-        ):
+        for name in ("l_n", "ldot_n", "bias", "w", "rate", "activation"):
             setattr(work, name, wp.zeros(n, dtype=float, device=dev))
+        for name in ("row_b", "row_gamma", "row_lo", "row_hi", "mu"):
+            setattr(work, name, wp.zeros(n, dtype=tx.vec6, device=dev))
         work.enabled = wp.zeros(n, dtype=wp.int32, device=dev)
         self._transmission_work = work
         rep = tx.TransmissionReport()
@@ -248,13 +239,12 @@ class SolverBase:
             setattr(rep, name, arr)
             setattr(self, "transmission_" + name, arr)
         self._transmission_report = rep
-        work.w = wp.zeros(n, dtype=float, device=dev)
-        work.rate = wp.zeros(n, dtype=float, device=dev)
         nc = m.coupling_count
         self._coupling_model = coupling_model_struct(m)
         cw = tx.CouplingWork()
         cw.c_n = wp.zeros(nc, dtype=float, device=dev)
         cw.slope = wp.zeros(nc, dtype=float, device=dev)
+        cw.w = wp.zeros(nc, dtype=float, device=dev)
         cw.p = wp.zeros(nc, dtype=float, device=dev)
         cw.active = wp.zeros(nc, dtype=wp.int32, device=dev)
         self._coupling_work = cw
@@ -315,9 +305,13 @@ class SolverBase:
                 tx.begin_couplings,
                 dim=m.coupling_count,
                 inputs=[
+                    self._transmission_model,
                     self._coupling_model,
+                    self._bodies,
                     control.coupling_enabled,
                     state_in.transmission_reference_length,
+                    state_in.body_q,
+                    self._transmission_scratch,
                     self._transmission_work,
                 ],
                 outputs=[self._coupling_work],
@@ -334,8 +328,6 @@ class SolverBase:
             inputs=[
                 self._transmission_model,
                 self._bodies,
-                self._transmission_params,
-                self._transmission_control(control),
                 slot_base,
                 dt,
                 body_q,

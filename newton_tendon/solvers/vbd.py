@@ -71,6 +71,7 @@ class SolverVBD(SolverBase):
         penalty_min: float = 1.0,
         penalty_max: float = 1.0e4,
         penalty_growth: float = 1.0e3,
+        transmission_penalty: float = 10.0,
         tendon_max_sweeps: int = 256,
         tendon_settle_tol: float = 1.0e-3,
         tendon_activation_tol: float = 2.0e-3,
@@ -83,6 +84,10 @@ class SolverVBD(SolverBase):
         params.rho_min = _positive("penalty_min", penalty_min)
         params.rho_max = _positive("penalty_max", penalty_max, lo=params.rho_min, closed_lo=True)
         params.growth = _positive("penalty_growth", penalty_growth, closed_lo=True)
+        self.transmission_penalty = _positive("transmission_penalty", transmission_penalty)
+        """Relative penalty of transmission-tendon and coupling rows, kappa = 1/(gamma + W/rho_t):
+        1 converges an isolated hard row by 1/2 per iteration, 10 by 1/11 (armature and stiction
+        need the latter at 8 iterations)."""
         self._params = params
         self._init_tendon_controls(tendon_max_sweeps, tendon_settle_tol, tendon_activation_tol)
 
@@ -92,11 +97,6 @@ class SolverVBD(SolverBase):
         self._joint_slot_count = 2 * m.joint_count
         self._tendon_slot_end = 2 * m.joint_count + 2 * m.tendon_guide_count
         self._summed_slot_count = self._tendon_slot_end + m.transmission_slot_count + m.coupling_slot_count
-        if m.transmission_count:
-            raise NotImplementedError(
-                "SolverVBD: transmission tendons (add_spatial_tendon/add_fixed_tendon) are not supported by "
-                "SolverVBD yet; use SolverXPBD"
-            )
         self._slot_wrench = wp.zeros(max(self._summed_slot_count, 1), dtype=wp.spatial_vector, device=dev)
         self._joint_q_prev = wp.zeros(max(m.joint_coord_count, 1), dtype=float, device=dev)
         self._joint_qd_prev = wp.zeros(max(m.joint_dof_count, 1), dtype=float, device=dev)
@@ -137,6 +137,18 @@ class SolverVBD(SolverBase):
         # kept privately: the public tendon_segment_lambda (XPBD's multiplier) stays zero.
         self._tendon_work.lam = wp.zeros(ns, dtype=float, device=dev)
         self._default_control = Control(m)
+        xs = vbd_kernels.VBDTransmissions()
+        xs.tm = self._transmission_model
+        xs.scratch = self._transmission_scratch
+        xs.work = self._transmission_work
+        xs.cm = self._coupling_model
+        xs.cw = self._coupling_work
+        xs.slot_tendon = m.transmission_slot_tendon
+        xs.slot_coupling = m.coupling_slot_coupling
+        xs.tendon_slot_end = self._tendon_slot_end
+        xs.slot_count = m.transmission_slot_count
+        xs.rho = self.transmission_penalty
+        self._xs = xs
 
     # ------------------------------------------------------------------------------------------
 
@@ -179,6 +191,8 @@ class SolverVBD(SolverBase):
         self._bind_multipliers(state_in, state_out)
         self._predict(state_in, state_out, control, dt)
         self._begin_tendon_step(state_in, state_out)
+        self._begin_transmissions(state_in, state_out, control, dt)
+        self._xs.body_qd = state_out.body_qd  # the predicted velocities during the sweeps
         has_contacts = contacts is not None and m.contact_capacity > 0
         contact_data = contacts.data() if has_contacts else self._no_contacts
         if m.tendon_count:
@@ -223,6 +237,7 @@ class SolverVBD(SolverBase):
                         contact_data,
                         int(has_contacts),
                         self._tendon_lin,
+                        self._xs,
                         self._joint_duals,
                         self._contact_duals,
                     ],
@@ -242,6 +257,20 @@ class SolverVBD(SolverBase):
                         self._tendon_work.lam_hat,
                     ],
                     outputs=[self._tendon_work.lam],
+                    device=dev,
+                )
+            if m.transmission_count:
+                wp.launch(
+                    vbd_kernels.update_transmission_duals,
+                    dim=m.transmission_count,
+                    inputs=[self._xs, dt, self._body_delta],
+                    device=dev,
+                )
+            if m.coupling_count:
+                wp.launch(
+                    vbd_kernels.update_coupling_duals,
+                    dim=m.coupling_count,
+                    inputs=[self._xs, dt, self._body_delta],
                     device=dev,
                 )
             if m.joint_count:
@@ -270,6 +299,7 @@ class SolverVBD(SolverBase):
         if has_contacts:
             self._restitution(state_in, state_out, contact_data, dt)
         self._tendon_diagnostics(state_out, dt)
+        self._report_transmissions(state_out, dt)
 
     def _restitution(self, state_in: State, state_out: State, contact_data: ContactData, dt: float):
         """Velocity pass of the contacts that pushed this step (the same kernel as XPBD's)."""
