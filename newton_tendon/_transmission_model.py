@@ -91,16 +91,19 @@ def finalize_transmissions(b, m, world_count: int):
     for name, key in _PROPERTY_ARRAYS:
         setattr(m, name, wp.array(_f32([p[key] for p in props]), dtype=float, device=dev))
 
-    # Reference lengths at the initial pose, then the properties that default to them.
+    # Reference lengths at the initial pose, then the properties that default to them. Revolute
+    # terms start on the principal branch (-pi, pi] (unwrapped relative to 0).
     m.transmission_reference_length = wp.zeros(n, dtype=float, device=dev)
+    scratch = transmission_scratch(m)
     if n:
         wp.launch(
             transmission_lengths,
             dim=n,
-            inputs=[transmission_model_struct(m), m.body_q, transmission_scratch(m)],
+            inputs=[transmission_model_struct(m), m.body_q, scratch],
             outputs=[m.transmission_reference_length],
             device=dev,
         )
+    m.transmission_term_initial_coordinate = wp.clone(scratch.term_q)
     ref = m.transmission_reference_length.numpy().astype(np.float64)
 
     def resolved(key):
@@ -200,6 +203,8 @@ def transmission_scratch(m) -> TransmissionScratch:
     s.point_b = wp.zeros(ne, dtype=wp.vec3, device=dev)
     s.grad_b = wp.zeros(ne, dtype=wp.vec3, device=dev)
     s.jac = wp.zeros(ns, dtype=wp.spatial_vector, device=dev)
+    s.term_ref = wp.zeros(m.transmission_term_count, dtype=float, device=dev)
+    s.term_q = wp.zeros(m.transmission_term_count, dtype=float, device=dev)
     s.body = wp.full(ns, -1, dtype=wp.int32, device=dev) if ns else wp.zeros(0, dtype=wp.int32, device=dev)
     return s
 

@@ -230,6 +230,9 @@ class Model:
         """Joint of each term (revolute or prismatic), shape [transmission_term_count], int32."""
         self.transmission_term_coefficient = None
         """Coefficient c_i of each term [m/rad or m/m], shape [transmission_term_count], float32."""
+        self.transmission_term_initial_coordinate = None
+        """Joint coordinate of each fixed-tendon term at the initial pose [rad or m], shape
+        [transmission_term_count], float32 (copied into the State)."""
         self.transmission_slot_count = 0
         """Constraint slots of transmission tendons (one per path element, two per joint term)."""
         self.transmission_reference_length = None

@@ -63,6 +63,13 @@ class State:
             wp.clone(model.transmission_reference_length) if nx else wp.zeros(0, dtype=float, device=dev)
         )
         """Reference length [m] captured at creation (couplings measure from it), shape [transmission_count]."""
+        self.transmission_term_coordinate = (
+            wp.clone(model.transmission_term_initial_coordinate)
+            if model.transmission_term_count
+            else wp.zeros(0, dtype=float, device=dev)
+        )
+        """Continuous joint coordinate of each fixed-tendon term [rad or m] (revolute angles are not
+        wrapped to +-pi: a fixed tendon's length stays continuous), shape [transmission_term_count]."""
         self.tendon_history = TendonHistory()
         """The tendon history arrays above bundled for kernels (shares their buffers; not copied by ``assign``)."""
         self.tendon_history.rest = self.tendon_segment_rest_length

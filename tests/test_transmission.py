@@ -681,3 +681,45 @@ def test_reset_clears_activation_and_update_geometry_refreshes_energy(device, so
     sim.solver.update_geometry(sim.s0)
     assert sim.get("length")[0] == pytest.approx(1.5, rel=1e-6)
     assert sim.get("potential_energy")[0] == pytest.approx(0.5 * 100.0 * 0.5**2, rel=1e-5)
+
+
+def test_fixed_tendon_on_a_spinning_revolute_joint_stays_continuous(device, solver):
+    """A revolute joint spinning at 10 rad/s passes +-pi; its fixed-tendon coordinate l = q keeps
+    growing (the term's coordinate is unwrapped against the previous step, as a joint coordinate in
+    MuJoCo or RaiSim does): after 1 s, l = 10 rad to 1e-3 (float32 rotation over 1000 steps)."""
+    b = nt.ModelBuilder(gravity=0.0)
+    link = b.add_link(mass=1.0, inertia=np.diag([0.1, 0.1, 0.2]), velocity=(0, 0, 0, 0, 0, 10.0))
+    j = b.add_joint_revolute(-1, link, axis=(0.0, 0.0, 1.0))
+    b.add_fixed_tendon([j], [1.0])
+    sim = TxSim(b, device, solver=solver)
+    lengths = []
+    for _ in range(100):
+        sim.step(10)
+        lengths.append(sim.get("length")[0])
+    assert np.all(np.diff(lengths) > 0.0)
+    assert lengths[-1] == pytest.approx(10.0, rel=1e-3)
+    sim.solver.reset(sim.s0)
+    sim.solver.update_geometry(sim.s0)
+    assert sim.get("length")[0] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_nan_spring_endpoints_restore_the_reference_interval(device):
+    """Spec (overview, "Three lengths"): setting the spring endpoints to NaN restores the spring
+    interval to the original reference length rather than capturing the current configuration;
+    other bad edits raise naming the array and index."""
+    b = nt.ModelBuilder(gravity=0.0)
+    body = point_mass(b, (1.25, 0.0, 0.0))
+    b.add_spatial_tendon(
+        [TendonSite(body=-1), TendonSite(body=body)], stiffness=10.0, spring_lower=0.5, spring_upper=0.7
+    )
+    sim = TxSim(b, device)
+    sim.step(5)
+    m = sim.model
+    m.transmission_spring_lower.fill_(float("nan"))
+    m.transmission_spring_upper.fill_(float("nan"))
+    sim.solver.notify_model_changed(nt.ModelFlags.TRANSMISSION_PROPERTIES)
+    assert m.transmission_spring_lower.numpy()[0] == pytest.approx(1.25, rel=1e-6)
+    assert m.transmission_spring_upper.numpy()[0] == pytest.approx(1.25, rel=1e-6)
+    m.transmission_stiffness.fill_(-1.0)
+    with pytest.raises(ValueError, match=r"transmission_stiffness\[0\]"):
+        sim.solver.notify_model_changed(nt.ModelFlags.TRANSMISSION_PROPERTIES)

@@ -54,6 +54,7 @@ TRANSMISSION_FIXED = wp.constant(1)
 CURVATURE_STEP = wp.constant(1.0e-2)
 """Time offset [s] of the centred second difference that estimates the armature curvature bias."""
 BIG = wp.constant(1.0e30)
+TWO_PI = wp.constant(6.283185307179586)
 
 
 @wp.struct
@@ -86,6 +87,10 @@ class TransmissionScratch:
     grad_b: wp.array(dtype=wp.vec3)
     jac: wp.array(dtype=wp.spatial_vector)
     body: wp.array(dtype=wp.int32)
+    term_ref: wp.array(dtype=float)
+    """Previous continuous coordinate of each fixed-tendon term (the unwrapping reference)."""
+    term_q: wp.array(dtype=float)
+    """Continuous coordinate of each fixed-tendon term at the last geometry evaluation."""
 
 
 @wp.struct
@@ -198,11 +203,13 @@ def body_com(tm: TransmissionModel, b: int, body_q: wp.array(dtype=wp.transform)
 
 
 @wp.func
-def joint_term(tm: TransmissionModel, j: int, body_q: wp.array(dtype=wp.transform)):
+def joint_term(tm: TransmissionModel, j: int, body_q: wp.array(dtype=wp.transform), q_ref: float):
     """(q, J_parent, J_child) of revolute/prismatic joint j: its coordinate [rad or m] and the
     6-vector gradients dq/d(x, theta) of its parent and child bodies.
 
-    revolute: q = twist of the child frame about the axis, J_c = (0, a), J_p = (0, -a).
+    revolute: q = twist of the child frame about the axis, unwrapped to the branch nearest
+    ``q_ref`` (the previous coordinate), so a joint turning past +-pi keeps a continuous
+    coordinate; J_c = (0, a), J_p = (0, -a).
     prismatic: q = (x_c - x_p) . a with a fixed to the parent, J_c = (a, r_c x a),
     J_p = (-a, -(r_p x a) + a x (x_c - x_p)) (the axis turns with the parent).
     """
@@ -214,6 +221,7 @@ def joint_term(tm: TransmissionModel, j: int, body_q: wp.array(dtype=wp.transfor
     c = tm.joint_child[j]
     if tm.joint_type[j] == JOINT_REVOLUTE:
         q = twist_angle(wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc), axis)
+        q = q + TWO_PI * wp.round((q_ref - q) / TWO_PI)
         return q, wp.spatial_vector(wp.vec3(0.0), -a), wp.spatial_vector(wp.vec3(0.0), a)
     x_p = wp.transform_get_translation(X_wp)
     x_c = wp.transform_get_translation(X_wc)
@@ -237,7 +245,8 @@ def transmission_geometry(
         for k in range(k0, tm.term_start[t + 1]):
             j = tm.term_joint[k]
             c = tm.term_coefficient[k]
-            q, jp, jc = joint_term(tm, j, body_q)
+            q, jp, jc = joint_term(tm, j, body_q, scratch.term_ref[k])
+            scratch.term_q[k] = q
             length = length + c * q
             s = s0 + 2 * (k - k0)
             scratch.body[s] = tm.joint_parent[j]
@@ -661,17 +670,23 @@ def reset_transmissions(
     world_mask: wp.array(dtype=wp.int32),
     world: wp.array(dtype=wp.int32),
     reference: wp.array(dtype=float),
+    term_start: wp.array(dtype=wp.int32),
+    term_initial: wp.array(dtype=float),
     # Out:
     activation: wp.array(dtype=float),
     state_reference: wp.array(dtype=float),
+    term_coordinate: wp.array(dtype=float),
 ):
-    """Reset the selected worlds' tendons: zero activation, reference lengths from the model."""
+    """Reset the selected worlds' tendons: zero activation, reference lengths and fixed-tendon
+    joint coordinates from the model."""
     t = wp.tid()
     w = world[t]
     if w >= 0 and world_mask[w] == 0:
         return
     activation[t] = 0.0
     state_reference[t] = reference[t]
+    for k in range(term_start[t], term_start[t + 1]):
+        term_coordinate[k] = term_initial[k]
 
 
 # ----------------------------------------------------------------------------------------------

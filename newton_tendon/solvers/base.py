@@ -251,6 +251,7 @@ class SolverBase:
         self.coupling_force = wp.zeros(nc, dtype=float, device=dev)
         """Coupling force lambda [N] after the last step (the first tendon's share; the second
         receives -f'(x) lambda)."""
+        self._term_q_probe = wp.zeros(m.transmission_term_count, dtype=float, device=dev)
         self._q_plus = wp.zeros(m.body_count if n else 0, dtype=wp.transform, device=dev)
         self._q_minus = wp.zeros(m.body_count if n else 0, dtype=wp.transform, device=dev)
 
@@ -281,6 +282,7 @@ class SolverBase:
             device=dev,
         )
         wp.copy(state_out.transmission_reference_length, state_in.transmission_reference_length)
+        self._bind_term_coordinates(state_in.transmission_term_coordinate, state_out.transmission_term_coordinate)
         wp.launch(
             tx.begin_transmissions,
             dim=m.transmission_count,
@@ -317,6 +319,11 @@ class SolverBase:
                 outputs=[self._coupling_work],
                 device=dev,
             )
+
+    def _bind_term_coordinates(self, ref: wp.array, out: wp.array):
+        """Fixed-tendon revolute terms unwrap relative to ``ref`` and write the result to ``out``."""
+        self._transmission_scratch.term_ref = ref
+        self._transmission_scratch.term_q = out
 
     def _solve_transmissions(self, control, slot_base: int, dt: float, body_q, body_qd, body_delta, slot_delta):
         m = self.model
@@ -408,6 +415,7 @@ class SolverBase:
         m = self.model
         if not m.transmission_count:
             return
+        self._bind_term_coordinates(state.transmission_term_coordinate, self._term_q_probe)
         wp.launch(
             tx.update_transmission_geometry,
             dim=m.transmission_count,
@@ -509,8 +517,18 @@ class SolverBase:
             wp.launch(
                 tx.reset_transmissions,
                 dim=m.transmission_count,
-                inputs=[mask, m.transmission_world, m.transmission_reference_length],
-                outputs=[state.transmission_activation, state.transmission_reference_length],
+                inputs=[
+                    mask,
+                    m.transmission_world,
+                    m.transmission_reference_length,
+                    m.transmission_term_start,
+                    m.transmission_term_initial_coordinate,
+                ],
+                outputs=[
+                    state.transmission_activation,
+                    state.transmission_reference_length,
+                    state.transmission_term_coordinate,
+                ],
                 device=self.device,
             )
         if m.tendon_count:
@@ -539,9 +557,17 @@ class SolverBase:
             self._check_transmission_properties()
 
     def _check_transmission_properties(self):
-        """Validate in-place transmission edits (the kernels read the model arrays directly)."""
+        """Validate in-place transmission edits (the kernels read the model arrays directly); NaN
+        spring endpoints are replaced by the tendon's reference length."""
         m = self.model
         name = f"{type(self).__name__}.notify_model_changed"
+        # Spec: NaN spring endpoints restore the interval to the reference captured at creation.
+        ref = m.transmission_reference_length.numpy()
+        for key in ("spring_lower", "spring_upper"):
+            arr = getattr(m, "transmission_" + key)
+            v = arr.numpy()
+            if np.any(np.isnan(v)):
+                arr.assign(np.where(np.isnan(v), ref, v).astype(np.float32))
         for key in _TRANSMISSION_PARAMS:
             v = getattr(m, "transmission_" + key).numpy()
             bad = np.isnan(v)

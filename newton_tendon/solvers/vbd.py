@@ -193,6 +193,7 @@ class SolverVBD(SolverBase):
         self._begin_tendon_step(state_in, state_out)
         self._begin_transmissions(state_in, state_out, control, dt)
         self._xs.body_qd = state_out.body_qd  # the predicted velocities during the sweeps
+        self._xs.scratch = self._transmission_scratch  # rebound term coordinates
         has_contacts = contacts is not None and m.contact_capacity > 0
         contact_data = contacts.data() if has_contacts else self._no_contacts
         if m.tendon_count:
