@@ -723,3 +723,81 @@ def test_nan_spring_endpoints_restore_the_reference_interval(device):
     m.transmission_stiffness.fill_(-1.0)
     with pytest.raises(ValueError, match=r"transmission_stiffness\[0\]"):
         sim.solver.notify_model_changed(nt.ModelFlags.TRANSMISSION_PROPERTIES)
+
+
+def test_disabled_coupling_removes_its_row(device, solver):
+    """Spec: disabling a coupling removes its row: with coupling_enabled = 0 the driven slider moves
+    alone (the other stays at 0), and the coupling reports no force."""
+    b = nt.ModelBuilder(gravity=0.0)
+    joints = []
+    for y in (0.0, 1.0):
+        s = b.add_link(xform=(0.0, y, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3) * 1e-2)
+        joints.append(b.add_joint_prismatic(-1, s, parent_xform=(0, y, 0, 0, 0, 0, 1), axis=(1.0, 0.0, 0.0)))
+    t1 = b.add_fixed_tendon([joints[0]], [1.0])
+    t2 = b.add_fixed_tendon([joints[1]], [1.0], drive_force=1.0)
+    b.add_tendon_coupling(t1, t2, [0.0, 2.0])
+    sim = TxSim(b, device, solver=solver)
+    sim.control.coupling_enabled.fill_(0)
+    sim.step(100)
+    q, _ = nt.eval_joint_coordinates(sim.model, sim.s0)
+    q = q.numpy()
+    assert q[0] == 0.0 and q[1] > 1e-3
+    assert sim.solver.coupling_force.numpy()[0] == 0.0
+
+
+def _site_tendon(b, **kw):
+    body = point_mass(b, (1.0, 0.0, 0.0))
+    return b.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=body)], **kw)
+
+
+@pytest.mark.parametrize(
+    ("kw", "exc", "match"),
+    [
+        ({"stiffness": -1.0}, ValueError, "stiffness must be >= 0"),
+        ({"damping": float("nan")}, ValueError, "damping must be finite"),
+        ({"spring_lower": 2.0, "spring_upper": 1.0}, ValueError, "spring_lower .* must be <= spring_upper"),
+        ({"lower_limit": 2.0, "upper_limit": 1.0}, ValueError, "lower_limit .* must be <= upper_limit"),
+        ({"lower_limit": 1.0, "upper_limit": 1.1, "limit_margin": 0.1}, ValueError, "limit_margin"),
+        ({"position_correction": 1.5}, ValueError, "position_correction must be <= 1"),
+        ({"actuation_lower": 5.0, "actuation_upper": -5.0}, ValueError, "actuation_lower"),
+        ({"armature": "heavy"}, TypeError, "armature must be a real number"),
+        ({"enabled": 1}, TypeError, "enabled must be a bool"),
+        ({"stifness": 1.0}, TypeError, "unknown property stifness"),
+    ],
+)
+def test_transmission_properties_are_validated(kw, exc, match):
+    b = nt.ModelBuilder()
+    with pytest.raises(exc, match=match):
+        _site_tendon(b, **kw)
+    assert b.transmission_count == 0  # nothing appended
+
+
+def test_fixed_tendon_and_coupling_validation():
+    b, links, joints = two_hinges()
+    # Negative, zero and repeated coefficients are allowed.
+    t = b.add_fixed_tendon([joints[0], joints[0], joints[1]], [-0.5, 0.0, 0.25])
+    with pytest.raises(ValueError, match="2 joints but 1 coefficients"):
+        b.add_fixed_tendon(joints, [1.0])
+    with pytest.raises(ValueError, match="not a joint index"):
+        b.add_fixed_tendon([7], [1.0])
+    with pytest.raises(ValueError, match="at least one joint"):
+        b.add_fixed_tendon([], [])
+    with pytest.raises(ValueError, match="distinct"):
+        b.add_tendon_coupling(t, t, [0.0, 1.0])
+    with pytest.raises(ValueError, match="1 to 5 entries"):
+        b.add_tendon_coupling(t, None, [0.0] * 6)
+    with pytest.raises(ValueError, match="not a transmission tendon"):
+        b.add_tendon_coupling(t, 5, [0.0, 1.0])
+    other = b.add_fixed_tendon([joints[1]], [1.0])
+    c = b.add_tendon_coupling(t, other, [0.0, 2.0, 0.1])
+    assert b.coupling_coefficients[c] == (0.0, 2.0, 0.1, 0.0, 0.0)
+    # Tendons in different worlds cannot be coupled.
+    scene = nt.ModelBuilder()
+    w = nt.ModelBuilder()
+    link = w.add_link(mass=1.0)
+    j = w.add_joint_revolute(-1, link, axis=(0, 0, 1))
+    w.add_fixed_tendon([j], [1.0])
+    scene.add_world(w)
+    scene.add_world(w)
+    with pytest.raises(ValueError, match="different worlds"):
+        scene.add_tendon_coupling(0, 1, [0.0, 1.0])
