@@ -329,8 +329,9 @@ def test_limited_chain_and_tilted_impacts_stay_bounded(device):
 
 def test_chain_at_large_time_step_keeps_its_joints(device):
     """A 3-link chain falling onto the ground at dt = 1/60 with 8 iterations stays finite, and every
-    hinge keeps its two anchor points within 2e-3 m of each other over 2 s (|x_p - x_c|, the joint's
-    position error). Measured: VBD 4.7e-4 m (XPBD at the same settings: 8.6e-3 m)."""
+    hinge keeps its two anchor points within 4e-3 m of each other over 2 s (|x_p - x_c|, the joint's
+    position error). Measured: VBD 1.6e-3 m, multipliers starting at zero each step (4.7e-4 m when
+    they were warm-started); XPBD at the same settings: 8.6e-3 m."""
     scene = nt.ModelBuilder()
     scene.add_ground_plane()
     scene.add_builder(pendulum_chain(links=3))
@@ -341,14 +342,14 @@ def test_chain_at_large_time_step_keeps_its_joints(device):
         q = sim.body_q()
         assert np.isfinite(q).all() and np.isfinite(sim.body_qd()).all()
         worst = max(worst, _max_anchor_error(sim.model, q))
-    assert worst < 2.0e-3
+    assert worst < 4.0e-3
     assert sim.contacts.count() > 0  # it did reach the ground
 
 
 def test_box_stack_at_large_time_step_stays_stacked(device):
     """Three 0.2 m boxes (8 kg each) stacked on the ground at dt = 1/60 stay stacked for 2 s: no box
     drifts more than 1 cm from its initial position in any direction (rest: x_n = x_0), and the stack
-    ends at rest. Measured: worst drift 3.1e-4 m, final speed 2.7e-6 (XPBD at the same settings
+    ends at rest. Measured: worst drift 3.1e-4 m, final speed 6.4e-6 (XPBD at the same settings
     sinks by up to 3.1 cm)."""
     b = nt.ModelBuilder()
     b.add_ground_plane()
