@@ -2,8 +2,8 @@
 
 An example subclasses :class:`TransmissionExample`, builds one world in
 :meth:`TransmissionExample.build_world` and fills in the hooks it needs. The base class replicates
-the world, finalizes the model, creates ``SolverXPBD`` (transmission tendons run on XPBD only for
-now: ``SolverVBD`` rejects them), the two states and the control, captures
+the world, finalizes the model, creates the solver (``--solver xpbd|vbd``, XPBD by default), the two
+states and the control, captures
 :meth:`TransmissionExample.simulate` in a CUDA graph on GPUs, advances frames in
 :meth:`TransmissionExample.step` and records one history row per frame.
 
@@ -27,6 +27,10 @@ GRAVITY = 9.81
 """Gravitational acceleration [m/s^2] (the builder's default, along -Z)."""
 
 
+SOLVERS = {"xpbd": "SolverXPBD", "vbd": "SolverVBD"}
+"""``--solver`` names and the solver class each selects."""
+
+
 class TransmissionExample:
     """Base of the transmission examples: ``world_count`` copies of one world stepped by SolverXPBD.
 
@@ -48,11 +52,14 @@ class TransmissionExample:
     min_time = 0.0
     """Simulated time [s] ``test_final`` needs (shorter runs skip it in ``main``)."""
 
-    def __init__(self, device=None, world_count: int = 1):
+    def __init__(self, device=None, world_count: int = 1, solver: str = "xpbd"):
         import newton_tendon as nt
 
         if isinstance(world_count, bool) or not isinstance(world_count, int) or world_count < 1:
             raise ValueError(f"{self.name}: world_count must be an int >= 1, got {world_count!r}")
+        if solver not in SOLVERS:
+            raise ValueError(f"{self.name}: solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
+        self.solver_name = solver
         self.frame_dt = 1.0 / self.fps
         self.sim_dt = self.frame_dt / self.substeps
         self.sim_time = 0.0
@@ -65,9 +72,11 @@ class TransmissionExample:
         self.joints_per_world = world.joint_count
         scene = nt.ModelBuilder()
         scene.replicate(world, world_count, spacing=self.spacing)
+        if solver == "vbd":
+            scene.color()  # VBD updates the bodies of one colour in parallel
         self.model = scene.finalize(device)
         self.device = self.model.device
-        self.solver = nt.solvers.SolverXPBD(self.model, iterations=self.iterations)
+        self.solver = getattr(nt.solvers, SOLVERS[solver])(self.model, iterations=self.iterations)
         self.state_0 = self.model.state()
         self.state_1 = self.model.state()
         self.control = self.model.control()
@@ -174,7 +183,7 @@ def print_table(example: TransmissionExample, frames: int) -> None:
     """Print the run header and ``example.table()`` as aligned columns."""
     print(
         f"{example.name}: {frames} frames, {example.sim_time:.2f} s, {example.world_count} world(s) "
-        f"on {example.device}, solver xpbd, dt {example.sim_dt:.4g} s"
+        f"on {example.device}, solver {example.solver_name}, dt {example.sim_dt:.4g} s"
     )
     rows = example.table()
     width = max([len(r[0]) for r in rows] + [8])
@@ -190,7 +199,7 @@ def write_outputs(example: TransmissionExample, out_dir, frames: int, wall_s: fl
     summary = {
         "example": example.name,
         "device": str(example.device),
-        "solver": "xpbd",
+        "solver": example.solver_name,
         "worlds": example.world_count,
         "frames": frames,
         "sim_time_s": example.sim_time,
@@ -217,6 +226,9 @@ def parse_example_args(argv, description: str, frames: int, fps: int, name: str)
     parser.add_argument("--device", default=None, help="Warp device, e.g. cpu or cuda:0 (default: Warp's default)")
     parser.add_argument("--worlds", type=int, default=1, help="number of replicated worlds (default: %(default)s)")
     parser.add_argument(
+        "--solver", choices=tuple(SOLVERS), default="xpbd", help="solver to step with (default: %(default)s)"
+    )
+    parser.add_argument(
         "--out",
         default=str(Path("demo_output") / name),
         help="folder for summary.json and history.npz (default: %(default)s)",
@@ -236,7 +248,7 @@ def run_main(example_class, argv, description: str, frames: int):
     the run is long enough, write the outputs. Returns the example."""
     args = parse_example_args(argv, description, frames, example_class.fps, example_class.name)
     start = time.perf_counter()
-    example = example_class(device=args.device, world_count=args.worlds)
+    example = example_class(device=args.device, world_count=args.worlds, solver=args.solver)
     for _ in range(args.frames):
         example.step()
     wp.synchronize_device(example.device)

@@ -208,10 +208,13 @@ class Example(TransmissionExample):
         # float32 geometry of a ~3 m route: a few ulps.
         np.testing.assert_allclose(h["length"], h["numpy_length"], rtol=2e-6, atol=2e-6)
         np.testing.assert_allclose(h["length"], self.l0, atol=1e-4)
-        # The load really went up and the counterweight down, 2:1.
-        np.testing.assert_allclose(h["load_z"][-1] - LOAD_START[2], 0.5 * A_LOAD * t[-1] ** 2, rtol=2e-3)
-        np.testing.assert_allclose(h["load_vz"] / t[:, None], A_LOAD, rtol=2e-3)
-        np.testing.assert_allclose(h["counter_vz"] / t[:, None], A_COUNTER, rtol=2e-3)
+        # The load really went up and the counterweight down, 2:1. VBD updates the two bodies in
+        # sequence, so its hard lock row converges more slowly over the first frames (measured
+        # 0.64 % at 20 ms, 0.2 % by 0.1 s): 1 % for VBD's per-frame rates.
+        rate_tol = 2e-3 if self.solver_name == "xpbd" else 1e-2
+        np.testing.assert_allclose(h["load_z"][-1] - LOAD_START[2], 0.5 * A_LOAD * t[-1] ** 2, rtol=rate_tol)
+        np.testing.assert_allclose(h["load_vz"] / t[:, None], A_LOAD, rtol=rate_tol)
+        np.testing.assert_allclose(h["counter_vz"] / t[:, None], A_COUNTER, rtol=rate_tol)
         # The lock's position correction beta (l_ref - l_n)/h sees the float32 length, whose ulp
         # (2.4e-7 m at 2.6 m) is worth beta ulp / (h^2 W) = 0.05 N of force: each step's tension
         # carries a few such quanta of noise (more in worlds placed farther out); the frame mean is

@@ -15,7 +15,7 @@ from warp_kernels import types as T
 
 from . import _hostmath as hm
 from ._transmission_builder import TransmissionBuilder
-from .finalize import contact_body_pairs, finalize_model
+from .finalize import contact_body_pairs, finalize_model, transmission_body_groups
 from .inertia import (
     box_mass_properties,
     capsule_mass_properties,
@@ -1173,10 +1173,14 @@ class ModelBuilder(TransmissionBuilder):
     # Colouring and finalize
 
     def _body_edges(self) -> list[tuple[int, int]]:
-        """Pairs of bodies coupled by a row: joints, contact-capable shape pairs, tendon spans and
-        dynamic-roller bypass spans."""
+        """Pairs of bodies coupled by a row: joints, contact-capable shape pairs, tendon spans,
+        dynamic-roller bypass spans, transmission tendons and their couplings."""
         edges = [(p, c) for p, c in zip(self.joint_parent, self.joint_child, strict=True) if p >= 0]
         edges.extend(contact_body_pairs(self))
+        # Transmission tendons and couplings: every pair of distinct bodies of one row.
+        for group in transmission_body_groups(self):
+            members = sorted(set(group))
+            edges.extend((a, b) for i, a in enumerate(members) for b in members[i + 1 :])
         starts = [*self.tendon_start, self.tendon_guide_count]
         body = self.tendon_guide_body
         for t in range(self.tendon_count):

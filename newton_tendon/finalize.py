@@ -133,6 +133,21 @@ def contact_body_pairs(b) -> list[tuple[int, int]]:
     return [(int(a), int(c)) for a, c in bodies if a >= 0 and c >= 0 and a != c]
 
 
+def transmission_body_groups(b) -> list[list[int]]:
+    """Moving-body candidates of each transmission row: one list per tendon (its path or joint
+    bodies) and one per coupling (both tendons'), world (-1) excluded."""
+    per_tendon = []
+    for path, terms in zip(b.transmission_path, b.transmission_terms, strict=True):
+        bodies = list(path["body"]) if path else []
+        for j, _ in terms:
+            bodies.extend((b.joint_parent[j], b.joint_child[j]))
+        per_tendon.append([x for x in bodies if x >= 0])
+    groups = list(per_tendon)
+    for first, second in zip(b.coupling_first, b.coupling_second, strict=True):
+        groups.append(per_tendon[first] + (per_tendon[second] if second >= 0 else []))
+    return groups
+
+
 def transmission_slot_bodies(b) -> list[int]:
     """Body of every transmission slot in order: per tendon, its spatial path elements (a pulley: -1)
     or two per fixed-tendon joint term (parent, child); then per coupling, copies of its first and

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warp as wp
 
 from warp_kernels.cable import TendonHistory
+from warp_kernels.transmission import vec6
 
 
 class State:
@@ -63,6 +64,13 @@ class State:
             wp.clone(model.transmission_reference_length) if nx else wp.zeros(0, dtype=float, device=dev)
         )
         """Reference length [m] captured at creation (couplings measure from it), shape [transmission_count]."""
+        self.transmission_row_impulse = wp.zeros(nx, dtype=vec6, device=dev)
+        """Impulses [N s] of each transmission tendon's rows in the last step (passive, drive, lower
+        limit or lock, upper limit, friction, armature); SolverVBD warm-starts from them, shape
+        [transmission_count], vector(6)."""
+        self.coupling_impulse = wp.zeros(model.coupling_count, dtype=float, device=dev)
+        """Impulse [N s] of each coupling row in the last step (SolverVBD warm-starts from it),
+        shape [coupling_count], float32."""
         self.transmission_term_coordinate = (
             wp.clone(model.transmission_term_initial_coordinate)
             if model.transmission_term_count

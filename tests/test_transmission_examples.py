@@ -39,10 +39,11 @@ def _assert_finite(example):
 
 
 @pytest.mark.parametrize("name, frames", EXAMPLES, ids=NAMES)
-def test_example(name, frames, device):
-    """Each example runs its default length and passes its own physics check; its table is finite."""
+def test_example(name, frames, device, solver):
+    """Each example runs its default length on both solvers and passes its own physics check (with
+    the example's per-solver tolerances); its table is finite."""
     module = _module(name)
-    example = module.Example(device=device)
+    example = module.Example(device=device, solver=solver)
     for _ in range(frames):
         example.step()
     assert example.sim_time == pytest.approx(example.min_time)

@@ -408,6 +408,8 @@ def begin_transmissions(
     q_plus: wp.array(dtype=wp.transform),
     q_minus: wp.array(dtype=wp.transform),
     activation_in: wp.array(dtype=float),
+    impulse_in: wp.array(dtype=vec6),
+    warm: int,
     scratch: TransmissionScratch,
     # Out:
     activation_out: wp.array(dtype=float),
@@ -440,7 +442,15 @@ def begin_transmissions(
     work.ldot_n[t] = transmission_rate(tm, t, body_qd, scratch)
     work.w[t] = effective_inverse_mass(tm, bodies, t, body_q, scratch)
     setup_rows(par, ctrl, t, dt, work)
-    work.mu[t] = vec6()
+    mu = vec6()
+    if warm != 0:
+        # Warm start (VBD): last step's impulses, projected onto this step's bounds.
+        prev = impulse_in[t]
+        lo = work.row_lo[t]
+        hi = work.row_hi[t]
+        for r in range(ROWS):
+            mu[r] = wp.clamp(prev[r], lo[r], hi[r])
+    work.mu[t] = mu
 
 
 @wp.func
@@ -610,6 +620,7 @@ def report_transmissions(
     work: TransmissionWork,
     # Out:
     rep: TransmissionReport,
+    impulse_out: wp.array(dtype=vec6),
 ):
     """Results of the step at its final pose: length, rate, forces (impulse / h), energies.
     A disabled tendon reports zero forces (its geometry stays inspectable)."""
@@ -628,6 +639,7 @@ def report_transmissions(
     rep.limit_force[t] = f_limit
     rep.friction_force[t] = mu[4] * inv_h * float(work.enabled[t])
     rep.coupling_force[t] = 0.0
+    impulse_out[t] = mu
 
 
 @wp.func
@@ -785,6 +797,8 @@ def begin_couplings(
     enabled: wp.array(dtype=wp.int32),
     reference: wp.array(dtype=float),
     body_q: wp.array(dtype=wp.transform),
+    impulse_in: wp.array(dtype=float),
+    warm: int,
     scratch: TransmissionScratch,
     work: TransmissionWork,
     # Out:
@@ -796,6 +810,8 @@ def begin_couplings(
     t1 = cm.first[c]
     t2 = cm.second[c]
     cw.p[c] = 0.0
+    if warm != 0:
+        cw.p[c] = impulse_in[c]
     active = enabled[c] * work.enabled[t1]
     x = float(0.0)
     if t2 >= 0:
@@ -893,6 +909,7 @@ def report_coupling_forces(
 
 
 @wp.kernel
-def coupling_lambda(dt: float, cw: CouplingWork, out: wp.array(dtype=float)):
+def coupling_lambda(dt: float, cw: CouplingWork, out: wp.array(dtype=float), impulse_out: wp.array(dtype=float)):
     c = wp.tid()
     out[c] = cw.p[c] / dt
+    impulse_out[c] = cw.p[c]

@@ -484,14 +484,24 @@ class VBDTransmissions:
 
 
 @wp.func
+def row_stiffness(gamma: float, w: float, rho: float):
+    """kappa [kg] of a row: 1/gamma for a soft row (its exact implicit law, p = (b - rate)/gamma,
+    whatever the multiplier), the penalty rho/W for a hard one (gamma = 0)."""
+    if gamma > 0.0:
+        return 1.0 / gamma
+    if w > 0.0:
+        return rho / w
+    return 0.0
+
+
+@wp.func
 def transmission_rows(work: TransmissionWork, t: int, rate: float, rho: float):
     """(p, k): the tendon's total row impulse [N s] at the length rate ``rate`` and its stiffness
     -dp/drate [kg] (secant stiffness for clamped rows).
 
     Each row is augmented-Lagrangian on its velocity condition ``rate - b + gamma p = 0``:
-    ``p = clamp(mu - kappa (rate - b + gamma mu), lo, hi)``, ``kappa = 1/(gamma + W/rho)``. At the
-    fixed point of ``mu <- p`` the row satisfies the same discrete equation as XPBD's projected
-    update; with rho = 1 one isolated row converges in one step, like PGS."""
+    ``p = clamp(mu - kappa (rate - b + gamma mu), lo, hi)`` (``row_stiffness``). At the fixed
+    point of ``mu <- p`` the row satisfies the same discrete equation as XPBD's projected update."""
     b = work.row_b[t]
     g = work.row_gamma[t]
     lo = work.row_lo[t]
@@ -504,10 +514,7 @@ def transmission_rows(work: TransmissionWork, t: int, rate: float, rho: float):
         if lo[r] == hi[r]:
             p_sum = p_sum + lo[r]
             continue
-        denom = g[r] + w / rho
-        kap = float(0.0)
-        if denom > 0.0:
-            kap = 1.0 / denom
+        kap = row_stiffness(g[r], w, rho)
         p_free = mu[r] - kap * (rate - b[r] + g[r] * mu[r])
         p = wp.clamp(p_free, lo[r], hi[r])
         if p == p_free:
@@ -531,10 +538,7 @@ def coupling_row(
     ``-beta C_n / h``, gamma = c/h^2)."""
     gamma = xs.cm.compliance[c] / (dt * dt)
     target = -xs.cm.position_correction[c] * xs.cw.c_n[c] / dt
-    denom = gamma + xs.cw.w[c] / xs.rho
-    kap = float(0.0)
-    if denom > 0.0:
-        kap = 1.0 / denom
+    kap = row_stiffness(gamma, xs.cw.w[c], xs.rho)
     mu = xs.cw.p[c]
     return mu - kap * (rate - target + gamma * mu), kap
 
@@ -833,9 +837,8 @@ def update_transmission_duals(xs: VBDTransmissions, dt: float, body_delta: wp.ar
         if lo[r] == hi[r]:
             mu[r] = lo[r]
         else:
-            denom = g[r] + w / xs.rho
-            if denom > 0.0:
-                mu[r] = wp.clamp(mu[r] - (rate - b[r] + g[r] * mu[r]) / denom, lo[r], hi[r])
+            kap = row_stiffness(g[r], w, xs.rho)
+            mu[r] = wp.clamp(mu[r] - kap * (rate - b[r] + g[r] * mu[r]), lo[r], hi[r])
     xs.work.mu[t] = mu
 
 

@@ -133,6 +133,11 @@ class SolverBase:
             "joint_limit_multiplier": (wp.array(joint_world.astype(np.int32), dtype=wp.int32, device=dev), 2),
             "contact_multiplier": (wp.array(contact_world.astype(np.int32), dtype=wp.int32, device=dev), 4),
             "tendon_segment_multiplier": (wp.array(seg_world.astype(np.int32), dtype=wp.int32, device=dev), 1),
+            "transmission_row_impulse": (
+                wp.array(m.transmission_world.numpy().astype(np.int32), dtype=wp.int32, device=dev),
+                6,
+            ),
+            "coupling_impulse": (wp.array(m.coupling_world.numpy().astype(np.int32), dtype=wp.int32, device=dev), 1),
         }
 
     # ------------------------------------------------------------------------------------------
@@ -251,6 +256,8 @@ class SolverBase:
         self.coupling_force = wp.zeros(nc, dtype=float, device=dev)
         """Coupling force lambda [N] after the last step (the first tendon's share; the second
         receives -f'(x) lambda)."""
+        self._warm_transmissions = False
+        """Start each step's transmission rows from the last step's impulses (VBD)."""
         self._term_q_probe = wp.zeros(m.transmission_term_count, dtype=float, device=dev)
         self._q_plus = wp.zeros(m.body_count if n else 0, dtype=wp.transform, device=dev)
         self._q_minus = wp.zeros(m.body_count if n else 0, dtype=wp.transform, device=dev)
@@ -297,6 +304,8 @@ class SolverBase:
                 self._q_plus,
                 self._q_minus,
                 state_in.transmission_activation,
+                state_in.transmission_row_impulse,
+                int(self._warm_transmissions),
                 self._transmission_scratch,
             ],
             outputs=[state_out.transmission_activation, self._transmission_work],
@@ -313,6 +322,8 @@ class SolverBase:
                     control.coupling_enabled,
                     state_in.transmission_reference_length,
                     state_in.body_q,
+                    state_in.coupling_impulse,
+                    int(self._warm_transmissions),
                     self._transmission_scratch,
                     self._transmission_work,
                 ],
@@ -381,7 +392,7 @@ class SolverBase:
                 self._transmission_scratch,
                 self._transmission_work,
             ],
-            outputs=[self._transmission_report],
+            outputs=[self._transmission_report, state.transmission_row_impulse],
             device=self.device,
         )
         if m.coupling_count:
@@ -403,7 +414,7 @@ class SolverBase:
                 tx.coupling_lambda,
                 dim=m.coupling_count,
                 inputs=[dt, self._coupling_work],
-                outputs=[self.coupling_force],
+                outputs=[self.coupling_force, state.coupling_impulse],
                 device=self.device,
             )
 
