@@ -495,13 +495,29 @@ def row_stiffness(gamma: float, w: float, rho: float):
 
 
 @wp.func
+def row_law(mu: float, rate: float, b: float, g: float, lo: float, hi: float, w: float, rho: float):
+    """(p, k) of one transmission row at the length rate ``rate``: the augmented-Lagrangian impulse
+    ``p = clamp(mu - kappa (rate - b + g mu), lo, hi)`` [N s] and its stiffness -dp/drate [kg]
+    (``row_stiffness``; the secant of the clipped law when clamped: with the row's own stiffness
+    the Newton step jumps across a saturated drive or sliding friction and back). A fixed impulse
+    (lo = hi) has no stiffness."""
+    if lo == hi:
+        return lo, 0.0
+    kap = row_stiffness(g, w, rho)
+    p_free = mu - kap * (rate - b + g * mu)
+    p = wp.clamp(p_free, lo, hi)
+    if p == p_free:
+        return p, kap
+    if p_free != mu:
+        return p, kap * wp.clamp((p - mu) / (p_free - mu), 0.0, 1.0)
+    return p, 0.0
+
+
+@wp.func
 def transmission_rows(work: TransmissionWork, t: int, rate: float, rho: float):
     """(p, k): the tendon's total row impulse [N s] at the length rate ``rate`` and its stiffness
-    -dp/drate [kg] (secant stiffness for clamped rows).
-
-    Each row is augmented-Lagrangian on its velocity condition ``rate - b + gamma p = 0``:
-    ``p = clamp(mu - kappa (rate - b + gamma mu), lo, hi)`` (``row_stiffness``). At the fixed
-    point of ``mu <- p`` the row satisfies the same discrete equation as XPBD's projected update."""
+    -dp/drate [kg], summed over its rows (``row_law``). At the fixed point of ``mu <- p`` every row
+    satisfies the same discrete equation as XPBD's projected update."""
     b = work.row_b[t]
     g = work.row_gamma[t]
     lo = work.row_lo[t]
@@ -511,19 +527,9 @@ def transmission_rows(work: TransmissionWork, t: int, rate: float, rho: float):
     p_sum = float(0.0)
     k_sum = float(0.0)
     for r in range(ROWS):
-        if lo[r] == hi[r]:
-            p_sum = p_sum + lo[r]
-            continue
-        kap = row_stiffness(g[r], w, rho)
-        p_free = mu[r] - kap * (rate - b[r] + g[r] * mu[r])
-        p = wp.clamp(p_free, lo[r], hi[r])
-        if p == p_free:
-            k_sum = k_sum + kap
-        elif p_free != mu[r]:
-            # Clamped (a saturated drive or sliding friction): the secant stiffness of the clipped
-            # law keeps the Newton model from jumping across the clamp and back (bang-bang).
-            k_sum = k_sum + kap * wp.clamp((p - mu[r]) / (p_free - mu[r]), 0.0, 1.0)
+        p, k = row_law(mu[r], rate, b[r], g[r], lo[r], hi[r], w, rho)
         p_sum = p_sum + p
+        k_sum = k_sum + k
     return p_sum, k_sum
 
 
@@ -834,11 +840,8 @@ def update_transmission_duals(xs: VBDTransmissions, dt: float, body_delta: wp.ar
     mu = xs.work.mu[t]
     w = xs.work.w[t]
     for r in range(ROWS):
-        if lo[r] == hi[r]:
-            mu[r] = lo[r]
-        else:
-            kap = row_stiffness(g[r], w, xs.rho)
-            mu[r] = wp.clamp(mu[r] - kap * (rate - b[r] + g[r] * mu[r]), lo[r], hi[r])
+        p, k = row_law(mu[r], rate, b[r], g[r], lo[r], hi[r], w, xs.rho)
+        mu[r] = p
     xs.work.mu[t] = mu
 
 
