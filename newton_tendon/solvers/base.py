@@ -256,11 +256,20 @@ class SolverBase:
         self.coupling_force = wp.zeros(nc, dtype=float, device=dev)
         """Coupling force lambda [N] after the last step (the first tendon's share; the second
         receives -f'(x) lambda)."""
+        self._needs_curvature = self._any_spatial_armature()
+        """Whether any spatial tendon has armature (its curvature bias needs the shifted poses)."""
         self._warm_transmissions = False
         """Start each step's transmission rows from the last step's impulses (VBD)."""
         self._term_q_probe = wp.zeros(m.transmission_term_count, dtype=float, device=dev)
         self._q_plus = wp.zeros(m.body_count if n else 0, dtype=wp.transform, device=dev)
         self._q_minus = wp.zeros(m.body_count if n else 0, dtype=wp.transform, device=dev)
+
+    def _any_spatial_armature(self) -> bool:
+        m = self.model
+        if not m.transmission_count:
+            return False
+        spatial = m.transmission_type.numpy() == 0
+        return bool(np.any(m.transmission_armature.numpy()[spatial] > 0.0))
 
     def _transmission_param_struct(self) -> tx.TransmissionParams:
         m = self.model
@@ -281,13 +290,14 @@ class SolverBase:
         if not m.transmission_count:
             return
         dev = self.device
-        wp.launch(
-            tx.shift_poses,
-            dim=m.body_count,
-            inputs=[state_in.body_q, state_in.body_qd, m.body_com, tx.CURVATURE_STEP],
-            outputs=[self._q_plus, self._q_minus],
-            device=dev,
-        )
+        if self._needs_curvature:
+            wp.launch(
+                tx.shift_poses,
+                dim=m.body_count,
+                inputs=[state_in.body_q, state_in.body_qd, m.body_com, tx.CURVATURE_STEP],
+                outputs=[self._q_plus, self._q_minus],
+                device=dev,
+            )
         wp.copy(state_out.transmission_reference_length, state_in.transmission_reference_length)
         self._bind_term_coordinates(state_in.transmission_term_coordinate, state_out.transmission_term_coordinate)
         wp.launch(
@@ -612,6 +622,7 @@ class SolverBase:
                 raise ValueError(
                     f"{name}: model.transmission_{lo}[{i}] = {a[i]} exceeds transmission_{hi}[{i}] = {b[i]}"
                 )
+        self._needs_curvature = self._any_spatial_armature()
 
     def _check_tendon_properties(self):
         """Validate in-place tendon edits; an edited rest length becomes the new reset baseline."""
