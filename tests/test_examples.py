@@ -147,3 +147,13 @@ def test_bench_rigid_solver_rows():
     rows = bench.main(["--worlds", "2", "--steps", "4"])
     assert [r["solver"] for r in rows] == ["xpbd", "vbd"]
     assert all(r["finite"] and r["bodies"] == 8 and r["world_steps_per_s"] > 0.0 for r in rows)
+
+
+def test_bench_transmission_rows():
+    """bench_transmission times every scene with both solvers by default (finite rate and state)."""
+    bench = _load_benchmark("bench_transmission")
+    rows = bench.main(["--worlds", "2", "--steps", "4"])
+    assert [(r["scene"], r["solver"]) for r in rows] == [
+        (s, v) for s in ("suspended", "pulley", "coupled", "fixed") for v in ("xpbd", "vbd")
+    ]
+    assert all(r["finite"] and r["world_steps_per_s"] > 0 for r in rows)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-shot GPU check (device machine): CUDA tests of the solvers, graph capture, benchmarks.
 # Usage (from the repo root, Warp importable): OUT=/some/dir bash tools/gpu_check.sh [quick]
-# Writes tests.txt, bench_cables.txt, bench_rigid.txt under $OUT. "quick" uses tiny sizes so the
+# Writes tests.txt, bench_cables.txt, bench_rigid.txt, bench_transmission.txt under $OUT. "quick" uses tiny sizes so the
 # script itself can be checked on a CPU machine (DEVICE=cpu).
 set -u
 OUT=${OUT:-gpu_out}
@@ -22,6 +22,10 @@ start=$(date +%s)
 timeout 80 python3 benchmarks/bench_rigid.py --device "$DEVICE" --worlds "$RIGID_WORLDS" --solver both \
   --steps "$STEPS" > "$OUT/bench_rigid.txt" 2>&1
 echo "bench_rigid rc=$? $(( $(date +%s) - start )) s" >> "$OUT/timing.txt"
+start=$(date +%s)
+timeout 80 python3 benchmarks/bench_transmission.py --device "$DEVICE" --worlds "$RIGID_WORLDS" --solver both \
+  --steps "$STEPS" > "$OUT/bench_transmission.txt" 2>&1
+echo "bench_transmission rc=$? $(( $(date +%s) - start )) s" >> "$OUT/timing.txt"
 start=$(date +%s)
 NEWTON_TENDON_TEST_DEVICES="$DEVICE" timeout 200 python3 -m pytest -q -p no:cacheprovider $TESTS \
   > "$OUT/tests.txt" 2>&1
