@@ -50,6 +50,9 @@ from warp_kernels.types import JOINT_BALL, JOINT_FIXED, JOINT_FREE, JOINT_PRISMA
 
 wp.set_module_options({"enable_backward": False})
 
+LIMIT_NEAR = wp.constant(0.1)
+"""Distance [m or rad] within which an inactive joint limit counts as about to engage."""
+
 
 @wp.struct
 class PenaltyParams:
@@ -98,6 +101,9 @@ class Block:
     hxx: wp.mat33
     hxt: wp.mat33
     htt: wp.mat33
+    idle: int
+    """Unilateral rows left out of this model because they were inactive where it was built
+    (a separated contact, a slack span, a limit about to engage); see ``solve_body_colour``."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -320,9 +326,13 @@ def add_joint(
         f_lo = k_q * (jf.q - joints.limit_lower[ds]) + lam_lim[0]
         if f_lo < 0.0:
             out = add_twist_row(out, jac, f_lo, k_q)
+        elif jf.q - joints.limit_lower[ds] < LIMIT_NEAR:
+            out.idle = out.idle + 1
         f_hi = k_q * (joints.limit_upper[ds] - jf.q) + lam_lim[1]
         if f_hi < 0.0:
             out = add_twist_row(out, jac, -f_hi, k_q)
+        elif joints.limit_upper[ds] - jf.q < LIMIT_NEAR:
+            out.idle = out.idle + 1
         # Drive: implicit PD as the elastic energy (ke + kd/h)/2 (q - q*)^2 (same q* as XPBD).
         ke = joints.target_ke[ds]
         kd = joints.target_kd[ds]
@@ -425,7 +435,9 @@ def add_contact(
     k = duals.rho[c] * cf.m_eff * inv_h2
     f_n, f_t, k_t = contact_forces(contacts, duals, c, cf, k)
     if f_n >= 0.0:
-        return blk
+        out = blk
+        out.idle = blk.idle + 1
+        return out
     n = contacts.normal[c]
     grad = n * f_n + f_t  # dE/dp_b; dE/dp_a = -grad
     proj_t = wp.identity(n=3, dtype=float) - wp.outer(n, n)
@@ -455,7 +467,9 @@ def add_tendon_slot(
         return blk
     tension = linearized_tension(bodies, lin, s, body_q)
     if tension <= 0.0:
-        return blk  # slack
+        out = blk  # slack
+        out.idle = blk.idle + 1
+        return out
     jac = lin.jr[s]
     if gi % 2 == 1:
         jac = lin.jl[s]  # the span leaves this guide: this body holds its left end
@@ -632,6 +646,7 @@ def newton_step(
     blk.hxx = wp.identity(n=3, dtype=float) * (mass * inv_h2)
     blk.hxt = wp.mat33(0.0)
     blk.htt = inertia_w * inv_h2
+    blk.idle = 0
     for i in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
         s = bodies.slot[i]
         if s < joint_slot_count:
@@ -664,7 +679,7 @@ def newton_step(
         elif has_contacts != 0:
             c = (s - summed_slot_count) // 2
             blk = add_contact(blk, bodies, contacts, contact_duals, c, s % 2 == 1, inv_h2, body_q_prev, body_q)
-    return solve_block(blk, wp.trace(bodies.inv_inertia[b]) > 0.0)
+    return solve_block(blk, wp.trace(bodies.inv_inertia[b]) > 0.0), blk.idle
 
 
 @wp.kernel
@@ -697,24 +712,16 @@ def solve_body_colour(
     Unilateral rows (contacts, cable spans, joint limits) make the energy piecewise quadratic: a
     row inactive where the Newton step starts is left out of its model, so the step can jump past
     the point where the row engages (a resting body falling to its inertial target), and the
-    next iteration bounces back. A body with such rows therefore takes a second Newton step from
-    the first one's result, whose model has the right active set.
+    next iteration bounces back. A body whose model left such a row out (``Block.idle``) therefore
+    takes a second Newton step from the first one's result, whose model has the right active set;
+    a body whose unilateral rows were all active (resting contact) needs only one.
     """
     b = colour_bodies[wp.tid()]
     if not is_moving_body(bodies, b):
         return
-    passes = int(1)
-    for i in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
-        s = bodies.slot[i]
-        if s >= joint_slot_count and (s < summed_slot_count or has_contacts != 0):
-            passes = 2
-        elif s < joint_slot_count:
-            jt = joints.type[s // 2]
-            if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
-                passes = 2
     com = bodies.com[b]
-    for _pass in range(passes):
-        d = newton_step(
+    for _pass in range(2):
+        d, idle = newton_step(
             bodies,
             joints,
             b,
@@ -736,6 +743,8 @@ def solve_body_colour(
         )
         body_q[b] = move_body(body_q[b], com, d)
         body_delta[b] = body_delta[b] + d
+        if idle == 0:
+            break
 
 
 @wp.kernel
