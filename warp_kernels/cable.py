@@ -80,6 +80,10 @@ RIGID_FLEX = wp.constant(1.0e-8)
 """A run whose summed 1/k is below this is rigid: it passes material through without stretching."""
 CAPSTAN_EXPONENT_MAX = wp.constant(60.0)
 """exp(mu theta) is capped at exp(60): beyond that the guide never slips in float32 anyway."""
+STIFF_REPORT_COMPLIANCE = wp.constant(1.0e-6)
+"""Spans at or below this compliance [m/N] report the tension their row applied (the multiplier)
+instead of (l - L)/c: their stretch is within a few float32 ulps of a metre-scale length (one ulp,
+1.2e-7 m, is 0.12 N at 1e-6 m/N and 1e5 N at 1e-12 m/N)."""
 WRAP_TOLERANCE = wp.constant(1.0e-4)
 """Angle [rad] by which a fixed roller's wrap may leave [0, pi] before it is flagged."""
 
@@ -973,7 +977,8 @@ def tendon_diagnostics(
     """Tensions, span endpoints, wraps and cable totals at the step's final pose.
 
     Material tension: ``(l - L)/c`` for a compliant span, ``lambda/dt^2`` for an inextensible one
-    (XPBD's multiplier; VBD passes its rows' last exerted tension times dt^2).
+    or one stiffer than ``STIFF_REPORT_COMPLIANCE`` (XPBD's multiplier; VBD passes its rows' last
+    exerted tension times dt^2); such spans report no separate damping tension.
     Damping tension: ``d (l - l_0)/dt`` (compliant spans only). ``total_cable`` is the material
     ``sum L + sum r theta(m_in -> m_out)``; ``total_length`` the geometric ``sum |x_r - x_l| + sum r theta``.
     """
@@ -1018,7 +1023,7 @@ def tendon_diagnostics(
         xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
         comp = span_compliance(tm, s, bypass)
         seg_compliance[s] = comp
-        if comp > 0.0:
+        if comp > STIFF_REPORT_COMPLIANCE:
             material_tension[s] = (length - rest[s]) / comp
             damping_tension[s] = span_damping(tm, s, bypass) * (length - l0[s]) / dt
         else:

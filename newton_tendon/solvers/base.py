@@ -166,7 +166,8 @@ class SolverBase:
         self.tendon_segment_lambda = wp.zeros(ns, dtype=float, device=dev)
         """XPBD multiplier of each span's stretch row [N s^2] after the last step (0 on VBD)."""
         self.tendon_segment_material_tension = wp.zeros(ns, dtype=float, device=dev)
-        """Constitutive tension per span [N]: (l - L)/c, or the multiplier's tension for c = 0."""
+        """Tension per span [N]: constitutive (l - L)/c, or the tension the row applied for spans with
+        c <= 1e-6 m/N (their stretch is a few float32 ulps)."""
         self.tendon_segment_damping_tension = wp.zeros(ns, dtype=float, device=dev)
         """Signed damping tension per span [N]: d * dl/dt."""
         self.tendon_segment_active = wp.zeros(ns, dtype=wp.int32, device=dev)
