@@ -119,6 +119,7 @@ class TendonWork:
     run_begin: wp.array(dtype=wp.int32)
     run_end: wp.array(dtype=wp.int32)
     run_scale: wp.array(dtype=float)
+    run_skip: wp.array(dtype=wp.int32)
     wrap_error: wp.array(dtype=wp.int32)
 
 
@@ -558,6 +559,7 @@ def relax_tendon(
     run_begin = work.run_begin
     run_end = work.run_end
     run_scale = work.run_scale
+    run_skip = work.run_skip
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
     dt2 = dt * dt
@@ -619,6 +621,27 @@ def relax_tendon(
         run_end[first] = g
         run_flex[first] = run_flex[first] + 1.0 / stiff[s]
         run_num[first] = run_num[first] + lam_hat[s] / stiff[s]
+    #     A span already at the rest-length floor that would give material has none to give: it
+    #     leaves the run (keeps its material) and the others share the redistribution. Scaling the
+    #     whole run by its zero room instead froze every span of the run (a frictionless pinhole
+    #     that stopped passing cable once a zero-length span joined it).
+    for g in range(g0 + 1, g1):
+        if active[g] == 0:
+            continue
+        s = seg_index(t, g)
+        run_skip[s] = 0
+        first = run_first[s]
+        if run_flex[first] > RIGID_FLEX and rest[s] <= REST_LENGTH_FLOOR:
+            if lam_hat[s] < run_num[first] / run_flex[first]:
+                run_skip[s] = 1
+    for g in range(g0 + 1, g1):
+        if active[g] == 0:
+            continue
+        s = seg_index(t, g)
+        if run_skip[s] != 0:
+            first = run_first[s]
+            run_flex[first] = run_flex[first] - 1.0 / stiff[s]
+            run_num[first] = run_num[first] - lam_hat[s] / stiff[s]
     #     If a span would drop below the rest-length floor, the whole redistribution of its run
     #     is scaled down (never clamped per span), so the run's material is conserved exactly.
     for g in range(g0 + 1, g1):
@@ -626,7 +649,7 @@ def relax_tendon(
             continue
         s = seg_index(t, g)
         first = run_first[s]
-        if run_flex[first] > RIGID_FLEX:
+        if run_skip[s] == 0 and run_flex[first] > RIGID_FLEX:
             dl = (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
             if dl < 0.0 and rest[s] + dl < REST_LENGTH_FLOOR:
                 run_scale[first] = wp.min(run_scale[first], wp.max((REST_LENGTH_FLOOR - rest[s]) / dl, 0.0))
@@ -635,6 +658,8 @@ def relax_tendon(
             continue
         s = seg_index(t, g)
         first = run_first[s]
+        if run_skip[s] != 0:
+            continue
         if run_flex[first] <= RIGID_FLEX:
             # No end of the run can move: its tension is statically indeterminate. It keeps its
             # material and reports no tension unless a frictional neighbour sets one (3b).
@@ -674,6 +699,8 @@ def relax_tendon(
                 if active[h] == 0:
                     continue
                 s = seg_index(t, h)
+                if run_skip[s] != 0:
+                    continue
                 room = wp.max(rest[s] - REST_LENGTH_FLOOR, 0.0)
                 if delta > 0.0 and run_first[s] == fb:
                     delta = wp.min(delta, room * run_flex[fb] * stiff[s])
@@ -684,6 +711,8 @@ def relax_tendon(
                     if active[h] == 0:
                         continue
                     s = seg_index(t, h)
+                    if run_skip[s] != 0:
+                        continue
                     share = float(0.0)
                     if run_first[s] == fa:
                         share = delta / run_flex[fa]

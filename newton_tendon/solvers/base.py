@@ -207,6 +207,7 @@ class SolverBase:
         work.run_begin = wp.zeros(ns, dtype=wp.int32, device=dev)
         work.run_end = wp.zeros(ns, dtype=wp.int32, device=dev)
         work.run_scale = wp.zeros(ns, dtype=float, device=dev)
+        work.run_skip = wp.zeros(ns, dtype=wp.int32, device=dev)
         work.wrap_error = self.tendon_guide_wrap_error
         self._tendon_work = work
         diag = cable_kernels.TendonDiagnostics()
