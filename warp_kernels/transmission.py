@@ -54,6 +54,9 @@ TRANSMISSION_FIXED = wp.constant(1)
 CURVATURE_STEP = wp.constant(1.0e-2)
 """Time offset [s] of the centred second difference that estimates the armature curvature bias."""
 BIG = wp.constant(1.0e30)
+TINY = wp.constant(1.0e-30)
+"""Gains, damping and armature below this are absent: the row softness is their reciprocal, which
+overflows float32 for denormal values (an armature of 7e-43 kg gave an infinite length)."""
 TWO_PI = wp.constant(6.283185307179586)
 
 
@@ -432,7 +435,7 @@ def begin_transmissions(
     activation_out[t] = a
     work.activation[t] = a
     bias = float(0.0)
-    if tm.type[t] == TRANSMISSION_SPATIAL and par.armature[t] > 0.0:
+    if tm.type[t] == TRANSMISSION_SPATIAL and par.armature[t] > TINY:
         lp = transmission_geometry(tm, t, q_plus, scratch)
         lm = transmission_geometry(tm, t, q_minus, scratch)
         l0 = transmission_geometry(tm, t, body_q, scratch)
@@ -481,7 +484,7 @@ def setup_rows(par: TransmissionParams, ctrl: TransmissionControl, t: int, dt: f
     if lo_s < hi_s and e == 0.0:
         k_a = 0.0
     soft = par.damping[t] + h * k_a
-    if soft > 0.0:
+    if soft > TINY:
         b[0] = -k_a * e / soft
         g[0] = 1.0 / (h * soft)
         lo[0] = -BIG
@@ -492,7 +495,7 @@ def setup_rows(par: TransmissionParams, ctrl: TransmissionControl, t: int, dt: f
     kv = ctrl.velocity_gain[t]
     r = work.activation[t] + kp * (ctrl.target_length[t] - l_n) + kv * ctrl.target_velocity[t]
     gain = kv + h * kp
-    if gain > 0.0:
+    if gain > TINY:
         b[1] = r / gain
         g[1] = 1.0 / (h * gain)
         lo[1] = h * par.actuation_lower[t]
@@ -540,7 +543,7 @@ def setup_rows(par: TransmissionParams, ctrl: TransmissionControl, t: int, dt: f
 
     # 5: armature with the curvature bias.
     a_t = par.armature[t]
-    if a_t > 0.0:
+    if a_t > TINY:
         b[5] = work.ldot_n[t] - h * work.bias[t]
         g[5] = 1.0 / a_t
         lo[5] = -BIG
