@@ -31,3 +31,29 @@ SOLVER_NAMES = ("xpbd", "vbd")
 def solver(request):
     """Solver name ("xpbd" or "vbd") for tests that hold for both solvers."""
     return request.param
+
+
+# Hypothesis profiles (tests/test_fuzz.py). "ci" is loaded by default: few derandomized examples, so
+# the suite is deterministic and bounded; select "long" with --hypothesis-profile=long (the pytest
+# plugin loads it after this file, overriding the default).
+from hypothesis import HealthCheck, Phase, settings  # noqa: E402
+
+settings.register_profile(
+    "ci",
+    max_examples=40,
+    derandomize=True,
+    # No shrinking by default: one shrink of a stepped scene can take minutes; the first failing
+    # example is printed as is (rerun with --hypothesis-profile=long to shrink it).
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.register_profile(
+    "long",
+    max_examples=400,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile("ci")
