@@ -625,3 +625,39 @@ def test_time_step_box_resting(device, solver, h):
     assert np.linalg.norm(qd) < 1.0e-2
     if solver == "vbd" and h >= 1.0e-3:
         assert normal == pytest.approx(-m * G, rel=1e-2)
+
+
+def test_infeasible_lock_and_coupling_stay_finite(device, solver):
+    """A spatial tendon locked at a negative length (its equal limits cannot be met) and coupled to a
+    second, sprung tendon: no solver can satisfy the rows, but the state must stay finite. Found by
+    fuzzing: VBD's hard-row multiplier grew every iteration and the state reached inf within 66
+    steps; its Newton steps are now capped (10 m, 3 rad per step), XPBD's impulses are bounded by
+    its projections."""
+    b = nt.ModelBuilder()
+    free = b.add_body(xform=(-0.9, 0.0, 0.7, 0.0, 0.0, 0.0, 1.0), mass=4.0, inertia=np.eye(3) * 0.15)
+    hinged = b.add_link(xform=(1.0, 0.0, 0.1, 0.0, 0.0, 0.0, 1.0), mass=2.2, inertia=np.eye(3) * 0.05)
+    b.add_joint_revolute(-1, hinged, parent_xform=(1.0, 0.0, 0.6, 0, 0, 0, 1), child_xform=(0, 0, 0.5, 0, 0, 0, 1))
+    t0 = b.add_spatial_tendon(
+        [
+            TendonSite(body=-1, offset=(-0.47, 0.42, -0.39)),
+            TendonSite(body=-1, offset=(0.15, 0.16, 0.0)),
+            TendonWrap(kind="cylinder", body=free, offset=(0.0, 0.0, -0.41), axis=(0.0, 1.0, 0.0), radius=0.18),
+            TendonSite(body=-1, offset=(-0.14, -0.49, 0.23)),
+            TendonSite(body=free, offset=(0.29, 0.5, 0.5)),
+        ],
+        armature=1.2,
+        friction_loss=8.0,
+        friction_compliance=0.008,
+        stiffness=760.0,
+        lower_limit=-0.164,
+        upper_limit=-0.164,
+        position_correction=0.47,
+    )
+    t1 = b.add_spatial_tendon(
+        [TendonSite(body=-1, offset=(0.4, -0.45, 0.0)), TendonSite(body=hinged, offset=(0.1, 0.0, 0.0))],
+        stiffness=300.0,
+        damping=2.0,
+    )
+    b.add_tendon_coupling(t0, t1, [-2.0, 0.5, 0.3], compliance=8e-6, position_correction=1e-3)
+    sim = Run(b, device, solver)
+    sim.step(200, dt=1.0 / 240.0, check_every=10)
