@@ -323,8 +323,10 @@ class TransmissionBuilder:
             raise TypeError(f"{where}: enabled must be a bool, got {type(enabled).__name__}")
         if label is None:
             label = f"tendon_coupling_{self.coupling_count}"
-        elif not isinstance(label, str) or not label:
-            raise ValueError(f"{where}: label must be a nonempty str")
+        elif not isinstance(label, str):
+            raise TypeError(f"{where}: label must be a str or None, got {type(label).__name__}")
+        elif not label:
+            raise ValueError(f"{where}: label must be nonempty")
         elif label in self.coupling_label:
             raise ValueError(f"{where}: label {label!r} is already used by another coupling")
         self.coupling_first.append(first)

@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import warp as wp
 
 from warp_kernels import types as T
 
@@ -88,6 +89,13 @@ def _index(owner: str, name: str, value, count: int, *, allow_world: bool) -> in
     return v
 
 
+def _flag(owner: str, name: str, value) -> bool:
+    """A bool argument (NumPy bools accepted); anything else is a TypeError."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{owner}: {name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
 def _label(owner: str, label, default: str) -> str:
     if label is None:
         return default
@@ -110,6 +118,8 @@ class ModelBuilder(TransmissionBuilder):
     """
 
     def __init__(self, up_axis: str = "Z", gravity=-9.81):
+        if not isinstance(up_axis, str):
+            raise TypeError(f"ModelBuilder: up_axis must be 'X', 'Y' or 'Z', got {type(up_axis).__name__}")
         if up_axis not in _AXES:
             raise ValueError(f"ModelBuilder: up_axis must be 'X', 'Y' or 'Z', got {up_axis!r}")
         self.up_axis = up_axis
@@ -247,15 +257,24 @@ class ModelBuilder(TransmissionBuilder):
         """
         owner = f"add_body(label={label!r})"
         label = _label(owner, label, f"body_{self.body_count}")
+        is_kinematic = _flag(owner, "is_kinematic", is_kinematic)
+        lock_inertia = _flag(owner, "lock_inertia", lock_inertia)
         xf = _xform(owner, "xform", xform)
         m = _real(owner, "mass", mass, lo=0.0)
         if inertia is None:
             inertia_m = np.zeros((3, 3))
         else:
+            if isinstance(inertia, (str, bytes)):
+                raise TypeError(f"{owner}: inertia must be a 3x3 matrix of numbers, got {type(inertia).__name__}")
             try:
-                inertia_m = np.array(inertia, dtype=np.float64).reshape(3, 3)
-            except (TypeError, ValueError):
-                raise ValueError(f"{owner}: inertia must be a 3x3 matrix") from None
+                inertia_a = np.array(inertia, dtype=np.float64)
+            except TypeError:
+                raise TypeError(f"{owner}: inertia must be a 3x3 matrix of numbers, got {inertia!r}") from None
+            except ValueError:
+                raise ValueError(f"{owner}: inertia must be a 3x3 matrix, got {inertia!r}") from None
+            if inertia_a.size != 9:
+                raise ValueError(f"{owner}: inertia must be a 3x3 matrix, got {inertia_a.size} values")
+            inertia_m = inertia_a.reshape(3, 3)
             if not np.all(np.isfinite(inertia_m)):
                 raise ValueError(f"{owner}: inertia must be finite")
             if not np.allclose(inertia_m, inertia_m.T, atol=1e-9 * max(1.0, np.abs(inertia_m).max())):
@@ -321,6 +340,7 @@ class ModelBuilder(TransmissionBuilder):
     ):
         body = _index(owner, "body", body, self.body_count, allow_world=True)
         xf = _xform(owner, "xform", xform)
+        has_collision = _flag(owner, "has_collision", has_collision)
         mu = _real(owner, "mu", mu, lo=0.0)
         restitution = _real(owner, "restitution", restitution, lo=0.0)
         if restitution > 1.0:
@@ -561,6 +581,8 @@ class ModelBuilder(TransmissionBuilder):
         """Never generate contacts between these two shapes."""
         a = _index("add_shape_collision_filter_pair", "shape_a", shape_a, self.shape_count, allow_world=False)
         b = _index("add_shape_collision_filter_pair", "shape_b", shape_b, self.shape_count, allow_world=False)
+        if a == b:
+            raise ValueError(f"add_shape_collision_filter_pair: shape_a and shape_b must differ, both are {a}")
         self.shape_filter_pairs.add((min(a, b), max(a, b)))
 
     # ------------------------------------------------------------------------------------------
@@ -582,6 +604,8 @@ class ModelBuilder(TransmissionBuilder):
         xp = _xform(owner, "parent_xform", parent_xform)
         xc = _xform(owner, "child_xform", child_xform)
         label = _label(owner, label, f"joint_{self.joint_count}")
+        enabled = _flag(owner, "enabled", enabled)
+        collision_filter_parent = _flag(owner, "collision_filter_parent", collision_filter_parent)
         self.joint_type.append(jtype)
         self.joint_parent.append(parent)
         self.joint_child.append(child)
@@ -611,6 +635,8 @@ class ModelBuilder(TransmissionBuilder):
         hi = _INF if limit_upper is None else _real(owner, "limit_upper", limit_upper, allow_inf=True)
         if lo > hi:
             raise ValueError(f"{owner}: limit_lower ({lo}) must be <= limit_upper ({hi})")
+        if lo == _INF or hi == -_INF:
+            raise ValueError(f"{owner}: limit_lower cannot be +inf and limit_upper cannot be -inf")
         return {
             "axis": a,
             "lower": lo,
@@ -765,7 +791,15 @@ class ModelBuilder(TransmissionBuilder):
         """
         owner = f"add_articulation(label={label!r})"
         first = self.articulation_joint_end
-        joints = list(range(first, self.joint_count)) if joints is None else [int(j) for j in joints]
+        if joints is None:
+            joints = list(range(first, self.joint_count))
+        else:
+            if isinstance(joints, (str, bytes)) or not isinstance(joints, Sequence):
+                raise TypeError(f"{owner}: joints must be a sequence of joint indices, got {type(joints).__name__}")
+            for i, j in enumerate(joints):
+                if isinstance(j, (bool, np.bool_)) or not isinstance(j, (int, np.integer)):
+                    raise TypeError(f"{owner}: joints[{i}] must be an int joint index, got {type(j).__name__}")
+            joints = [int(j) for j in joints]
         if not joints:
             raise ValueError(f"{owner}: no joints to group")
         if joints != list(range(first, first + len(joints))) or joints[-1] >= self.joint_count:
@@ -798,14 +832,19 @@ class ModelBuilder(TransmissionBuilder):
         if not isinstance(attribute, CustomAttribute):
             raise TypeError(f"{owner}: expected a CustomAttribute, got {type(attribute).__name__}")
         name = attribute.name
-        if not isinstance(name, str) or not name.isidentifier():
+        if not isinstance(name, str):
+            raise TypeError(f"{owner}: name must be a str, got {type(name).__name__}")
+        if not name.isidentifier():
             raise ValueError(f"{owner}: name must be a Python identifier, got {name!r}")
         if name in self.custom_attributes:
             raise ValueError(f"{owner}: attribute '{name}' is already declared")
+        freq = attribute.frequency
+        if isinstance(freq, (bool, np.bool_)) or not isinstance(freq, (int, np.integer)):
+            raise TypeError(f"{owner}: '{name}' frequency must be an AttributeFrequency, got {type(freq).__name__}")
         try:
-            AttributeFrequency(attribute.frequency)
+            AttributeFrequency(freq)
         except ValueError:
-            raise ValueError(f"{owner}: '{name}' has unknown frequency {attribute.frequency!r}") from None
+            raise ValueError(f"{owner}: '{name}' has unknown frequency {freq!r}") from None
         if attribute.dtype not in (float, int, "vec3"):
             raise TypeError(f"{owner}: '{name}' dtype must be float, int or 'vec3', got {attribute.dtype!r}")
         if attribute.references is not None:
@@ -900,13 +939,15 @@ class ModelBuilder(TransmissionBuilder):
                         f"{go}: body {body} is in world {w} but earlier guides are in world {world}; "
                         "all guides of a tendon must be in one world"
                     )
-            if isinstance(g.guide_type, bool):
-                raise ValueError(f"{go}: unknown guide_type {g.guide_type!r}; use TendonGuideType")
+            if isinstance(g.guide_type, (bool, np.bool_)) or not isinstance(g.guide_type, (int, np.integer)):
+                raise TypeError(f"{go}: guide_type must be a TendonGuideType, got {type(g.guide_type).__name__}")
             try:
                 gtype = int(TendonGuideType(g.guide_type))
             except (ValueError, TypeError):
                 raise ValueError(f"{go}: unknown guide_type {g.guide_type!r}; use TendonGuideType") from None
-            if isinstance(g.orientation, bool) or g.orientation not in (1, -1):
+            if isinstance(g.orientation, (bool, np.bool_)) or not isinstance(g.orientation, (int, np.integer)):
+                raise TypeError(f"{go}: orientation must be the int 1 or -1, got {type(g.orientation).__name__}")
+            if g.orientation not in (1, -1):
                 raise ValueError(f"{go}: orientation must be 1 or -1, got {g.orientation!r}")
             radius = _real(go, "radius", g.radius, lo=0.0)
             mu = _real(go, "mu", g.mu, lo=0.0)
@@ -993,6 +1034,8 @@ class ModelBuilder(TransmissionBuilder):
         ``other``'s own worlds are appended after this builder's worlds.
         """
         owner = "add_builder"
+        if not isinstance(label_prefix, str):
+            raise TypeError(f"{owner}: label_prefix must be a str, got {type(label_prefix).__name__}")
         if not isinstance(other, ModelBuilder):
             raise TypeError(f"{owner}: other must be a ModelBuilder, got {type(other).__name__}")
         if other is self:
@@ -1129,7 +1172,9 @@ class ModelBuilder(TransmissionBuilder):
 
     def set_custom_attribute(self, name: str, index: int, value) -> None:
         """Author the value of a declared custom attribute for one entity (body, shape, joint, tendon, ...)."""
-        owner = f"set_custom_attribute('{name}')"
+        owner = f"set_custom_attribute({name!r})"
+        if not isinstance(name, str):
+            raise TypeError(f"{owner}: name must be a str, got {type(name).__name__}")
         attr = self.custom_attributes.get(name)
         if attr is None:
             raise ValueError(f"{owner}: custom attribute '{name}' is not declared")
@@ -1218,4 +1263,12 @@ class ModelBuilder(TransmissionBuilder):
 
     def finalize(self, device=None, requires_grad: bool = False):
         """Validate the whole scene and build a :class:`Model` on ``device`` (default: Warp's default device)."""
+        requires_grad = _flag("finalize", "requires_grad", requires_grad)
+        if device is not None:
+            if not isinstance(device, str) and not hasattr(device, "is_cuda"):
+                raise TypeError(f"finalize: device must be a Warp device or its name, got {type(device).__name__}")
+            try:
+                device = wp.get_device(device)
+            except (RuntimeError, ValueError) as e:
+                raise ValueError(f"finalize: device {device!r} is not available: {e}") from None
         return finalize_model(self, device, requires_grad)

@@ -194,10 +194,10 @@ CASES = [
     # Guide type and orientation.
     case("type-unknown-7", ValueError, 2, r"guide_type", route=route_with(**g(2, guide_type=7))),
     case("type-unknown-neg", ValueError, 2, r"guide_type", route=route_with(**g(2, guide_type=-1))),
-    case("type-unknown-str", ValueError, 2, r"guide_type", route=route_with(**g(2, guide_type="ROLLER"))),
+    case("type-unknown-str", TypeError, 2, r"guide_type", route=route_with(**g(2, guide_type="ROLLER"))),
     case("orientation-0", ValueError, 3, r"orientation", route=route_with(**g(3, orientation=0))),
     case("orientation-2", ValueError, 3, r"orientation", route=route_with(**g(3, orientation=2))),
-    case("orientation-nan", ValueError, 3, r"orientation", route=route_with(**g(3, orientation=NAN))),
+    case("orientation-nan", TypeError, 3, r"orientation", route=route_with(**g(3, orientation=NAN))),
     # Scalars: negative or not finite.
     case("radius-negative", ValueError, 2, r"radius", route=route_with(**g(2, radius=-0.1))),
     case("radius-nan", ValueError, 3, r"radius.*finite", route=route_with(**g(3, radius=NAN))),
