@@ -6,6 +6,9 @@ import numpy as np
 import warp as wp
 
 from warp_kernels import cable as cable_kernels
+from warp_kernels import contacts as contact_kernels
+from warp_kernels import joints as joint_kernels
+from warp_kernels import rigid as rigid_kernels
 from warp_kernels import transmission as tx
 from warp_kernels.types import BODY_KINEMATIC
 
@@ -222,6 +225,98 @@ class SolverBase:
         diag.total_cable = self.tendon_total_cable
         diag.total_length = self.tendon_length
         self._tendon_diag = diag
+
+    # ------------------------------------------------------------------------------------------
+    # Rigid bodies: what both solvers share (arguments, scratch, prediction, restitution)
+
+    def _check_iterations(self, iterations) -> int:
+        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+            raise ValueError(f"{type(self).__name__}: iterations must be an int >= 1, got {iterations!r}")
+        return int(iterations)
+
+    def _init_rigid_scratch(self):
+        """Constraint slots and per-step scratch (allocated once). Slot layout: joints, tendon
+        guides, transmission tendons and couplings (summed), then contacts (see warp_kernels.rigid)."""
+        m = self.model
+        dev = self.device
+        self._transmission_slot_base = 2 * m.joint_count + 2 * m.tendon_guide_count
+        self._summed_slot_count = self._transmission_slot_base + m.transmission_slot_count + m.coupling_slot_count
+        slots = max(self._summed_slot_count + 2 * m.contact_capacity, 1)
+        self._slot_delta = wp.zeros(slots, dtype=wp.spatial_vector, device=dev)
+        self._slot_weight = wp.zeros(slots, dtype=float, device=dev)
+        self._slot_wrench = wp.zeros(max(self._summed_slot_count, 1), dtype=wp.spatial_vector, device=dev)
+        self._joint_q_prev = wp.zeros(max(m.joint_coord_count, 1), dtype=float, device=dev)
+        self._joint_qd_prev = wp.zeros(max(m.joint_dof_count, 1), dtype=float, device=dev)
+        self._body_delta = wp.zeros(m.body_count, dtype=wp.spatial_vector, device=dev)
+
+    def _predict_bodies(self, state_in: State, state_out: State, control, dt: float):
+        """Joint coordinates at the step start (drives), joint forces as body wrenches, and the
+        inertial prediction into ``state_out``; clears the accumulated pose change."""
+        m = self.model
+        dev = self.device
+        if m.joint_count:
+            wp.launch(
+                joint_kernels.eval_joint_coordinates,
+                dim=m.joint_count,
+                inputs=[self._bodies, self._joints, state_in.body_q, state_in.body_qd],
+                outputs=[self._joint_q_prev, self._joint_qd_prev],
+                device=dev,
+            )
+            wp.launch(
+                joint_kernels.compute_joint_wrenches,
+                dim=m.joint_count,
+                inputs=[self._bodies, self._joints, state_in.body_q, control.joint_f],
+                outputs=[self._slot_wrench],
+                device=dev,
+            )
+        wp.launch(
+            rigid_kernels.integrate_bodies,
+            dim=m.body_count,
+            inputs=[
+                self._bodies,
+                m.gravity,
+                self._summed_slot_count,
+                self._slot_wrench,
+                dt,
+                state_in.body_q,
+                state_in.body_qd,
+                state_in.body_f,
+            ],
+            outputs=[state_out.body_q, state_out.body_qd],
+            device=dev,
+        )
+        self._body_delta.zero_()
+
+    def _restitution_pass(self, state_in: State, state_out: State, contact_data, pushed: wp.array, dt: float):
+        """Velocity pass of the contacts that pushed this step (``pushed > 0``): restitution."""
+        m = self.model
+        self._slot_delta.zero_()
+        self._slot_weight.zero_()
+        wp.launch(
+            contact_kernels.solve_contact_velocities,
+            dim=m.contact_capacity,
+            inputs=[
+                self._bodies,
+                self._summed_slot_count,
+                m.gravity,
+                dt,
+                contact_data,
+                state_in.body_q,
+                state_in.body_qd,
+                state_out.body_q,
+                state_out.body_qd,
+                pushed,
+            ],
+            outputs=[self._slot_delta, self._slot_weight],
+            device=self.device,
+        )
+        wp.launch(
+            rigid_kernels.apply_slot_velocity_deltas,
+            dim=m.body_count,
+            inputs=[self._bodies, self._summed_slot_count, self._slot_delta, self._slot_weight],
+            outputs=[state_out.body_qd],
+            device=self.device,
+        )
 
     # ------------------------------------------------------------------------------------------
     # Transmission tendons: workspace, step start, report

@@ -6,8 +6,6 @@ import numpy as np
 import warp as wp
 
 from warp_kernels import cable as cable_kernels
-from warp_kernels import contacts as contact_kernels
-from warp_kernels import joints as joint_kernels
 from warp_kernels import rigid as rigid_kernels
 from warp_kernels import vbd as vbd_kernels
 from warp_kernels.contacts import ContactData
@@ -77,9 +75,7 @@ class SolverVBD(SolverBase):
         tendon_activation_tol: float = 2.0e-3,
     ):
         super().__init__(model)
-        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
-            raise ValueError(f"SolverVBD: iterations must be an int >= 1, got {iterations!r}")
-        self.iterations = int(iterations)
+        self.iterations = self._check_iterations(iterations)
         params = vbd_kernels.PenaltyParams()
         params.rho_min = _positive("penalty_min", penalty_min)
         params.rho_max = _positive("penalty_max", penalty_max, lo=params.rho_min, closed_lo=True)
@@ -96,12 +92,8 @@ class SolverVBD(SolverBase):
         dev = self.device
         self._colour_groups = self._build_colour_groups()
         self._joint_slot_count = 2 * m.joint_count
-        self._tendon_slot_end = 2 * m.joint_count + 2 * m.tendon_guide_count
-        self._summed_slot_count = self._tendon_slot_end + m.transmission_slot_count + m.coupling_slot_count
-        self._slot_wrench = wp.zeros(max(self._summed_slot_count, 1), dtype=wp.spatial_vector, device=dev)
-        self._joint_q_prev = wp.zeros(max(m.joint_coord_count, 1), dtype=float, device=dev)
-        self._joint_qd_prev = wp.zeros(max(m.joint_dof_count, 1), dtype=float, device=dev)
-        self._body_delta = wp.zeros(m.body_count, dtype=wp.spatial_vector, device=dev)
+        self._init_rigid_scratch()
+        self._tendon_slot_end = self._transmission_slot_base
 
         # Multipliers are State arrays (bound per step); penalties are per-step scratch.
         jd = vbd_kernels.JointDuals()
@@ -112,10 +104,7 @@ class SolverVBD(SolverBase):
         cd.rho = wp.zeros(max(m.contact_capacity, 1), dtype=float, device=dev)
         self._contact_duals = cd
         self._unused_contact_lam = wp.zeros(1, dtype=wp.vec4, device=dev)
-        # Restitution pass (shared with XPBD): per-slot velocity changes, gathered per body.
-        slots = self._summed_slot_count + 2 * m.contact_capacity
-        self._slot_delta = wp.zeros(max(slots, 1), dtype=wp.spatial_vector, device=dev)
-        self._slot_weight = wp.zeros(max(slots, 1), dtype=float, device=dev)
+        # Restitution pass (shared with XPBD): the normal force each contact pushed with.
         self._contact_push = wp.zeros(max(m.contact_capacity, 1), dtype=float, device=dev)
         # Without a contact buffer a one-slot empty one fills the kernel argument (never read).
         self._no_contacts = self._empty_contact_data()
@@ -307,43 +296,15 @@ class SolverVBD(SolverBase):
         self._report_transmissions(state_out, dt)
 
     def _restitution(self, state_in: State, state_out: State, contact_data: ContactData, dt: float):
-        """Velocity pass of the contacts that pushed this step (the same kernel as XPBD's)."""
-        m = self.model
-        dev = self.device
+        """Velocity pass of the contacts that pushed this step (the same pass as XPBD's)."""
         wp.launch(
             vbd_kernels.contact_push,
-            dim=m.contact_capacity,
+            dim=self.model.contact_capacity,
             inputs=[self._contact_duals, contact_data.valid],
             outputs=[self._contact_push],
-            device=dev,
+            device=self.device,
         )
-        self._slot_delta.zero_()
-        self._slot_weight.zero_()
-        wp.launch(
-            contact_kernels.solve_contact_velocities,
-            dim=m.contact_capacity,
-            inputs=[
-                self._bodies,
-                self._summed_slot_count,
-                m.gravity,
-                dt,
-                contact_data,
-                state_in.body_q,
-                state_in.body_qd,
-                state_out.body_q,
-                state_out.body_qd,
-                self._contact_push,
-            ],
-            outputs=[self._slot_delta, self._slot_weight],
-            device=dev,
-        )
-        wp.launch(
-            rigid_kernels.apply_slot_velocity_deltas,
-            dim=m.body_count,
-            inputs=[self._bodies, self._summed_slot_count, self._slot_delta, self._slot_weight],
-            outputs=[state_out.body_qd],
-            device=dev,
-        )
+        self._restitution_pass(state_in, state_out, contact_data, self._contact_push, dt)
 
     def notify_model_changed(self, flags: int):
         """As ``SolverBase.notify_model_changed``; body edits also rebuild the colour groups (a body
@@ -393,37 +354,4 @@ class SolverVBD(SolverBase):
         self._tendon_lin.lam = state_out.tendon_segment_multiplier
 
     def _predict(self, state_in: State, state_out: State, control: Control, dt: float):
-        m = self.model
-        dev = self.device
-        if m.joint_count:
-            wp.launch(
-                joint_kernels.eval_joint_coordinates,
-                dim=m.joint_count,
-                inputs=[self._bodies, self._joints, state_in.body_q, state_in.body_qd],
-                outputs=[self._joint_q_prev, self._joint_qd_prev],
-                device=dev,
-            )
-            wp.launch(
-                joint_kernels.compute_joint_wrenches,
-                dim=m.joint_count,
-                inputs=[self._bodies, self._joints, state_in.body_q, control.joint_f],
-                outputs=[self._slot_wrench],
-                device=dev,
-            )
-        wp.launch(
-            rigid_kernels.integrate_bodies,
-            dim=m.body_count,
-            inputs=[
-                self._bodies,
-                m.gravity,
-                self._summed_slot_count,
-                self._slot_wrench,
-                dt,
-                state_in.body_q,
-                state_in.body_qd,
-                state_in.body_f,
-            ],
-            outputs=[state_out.body_q, state_out.body_qd],
-            device=dev,
-        )
-        self._body_delta.zero_()
+        self._predict_bodies(state_in, state_out, control, dt)

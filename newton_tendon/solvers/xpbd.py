@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import warp as wp
 
 from warp_kernels import cable as cable_kernels
@@ -59,9 +58,7 @@ class SolverXPBD(SolverBase):
         tendon_activation_tol: float = 2.0e-3,
     ):
         super().__init__(model)
-        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
-            raise ValueError(f"SolverXPBD: iterations must be an int >= 1, got {iterations!r}")
-        self.iterations = int(iterations)
+        self.iterations = self._check_iterations(iterations)
         self.joint_linear_relaxation = _check_relaxation("joint_linear_relaxation", joint_linear_relaxation)
         self.joint_angular_relaxation = _check_relaxation("joint_angular_relaxation", joint_angular_relaxation)
         self.rigid_contact_relaxation = _check_relaxation("rigid_contact_relaxation", rigid_contact_relaxation)
@@ -69,17 +66,8 @@ class SolverXPBD(SolverBase):
 
         m = model
         dev = self.device
-        self._transmission_slot_base = 2 * m.joint_count + 2 * m.tendon_guide_count
-        self._summed_slot_count = self._transmission_slot_base + m.transmission_slot_count + m.coupling_slot_count
-        slots = self._summed_slot_count + 2 * m.contact_capacity
-        # Per-step scratch, allocated once.
-        self._slot_delta = wp.zeros(slots, dtype=wp.spatial_vector, device=dev)
-        self._slot_weight = wp.zeros(slots, dtype=float, device=dev)
-        self._slot_wrench = wp.zeros(max(self._summed_slot_count, 1), dtype=wp.spatial_vector, device=dev)
+        self._init_rigid_scratch()
         self._joint_lambda = wp.zeros(m.joint_count, dtype=float, device=dev)
-        self._joint_q_prev = wp.zeros(m.joint_coord_count, dtype=float, device=dev)
-        self._joint_qd_prev = wp.zeros(m.joint_dof_count, dtype=float, device=dev)
-        self._body_delta = wp.zeros(m.body_count, dtype=wp.spatial_vector, device=dev)
         self._contact_lambda_n = wp.zeros(m.contact_capacity, dtype=float, device=dev)
         self._contact_lambda_t = wp.zeros(m.contact_capacity, dtype=float, device=dev)
         self._default_control = Control(m)
@@ -115,20 +103,6 @@ class SolverXPBD(SolverBase):
     def _predict(self, state_in: State, state_out: State, control: Control, dt: float):
         m = self.model
         if m.joint_count:
-            wp.launch(
-                joint_kernels.eval_joint_coordinates,
-                dim=m.joint_count,
-                inputs=[self._bodies, self._joints, state_in.body_q, state_in.body_qd],
-                outputs=[self._joint_q_prev, self._joint_qd_prev],
-                device=self.device,
-            )
-            wp.launch(
-                joint_kernels.compute_joint_wrenches,
-                dim=m.joint_count,
-                inputs=[self._bodies, self._joints, state_in.body_q, control.joint_f],
-                outputs=[self._slot_wrench],
-                device=self.device,
-            )
             self._joint_lambda.zero_()
         if m.contact_capacity:
             self._contact_lambda_n.zero_()
@@ -136,23 +110,7 @@ class SolverXPBD(SolverBase):
             # Without a contact buffer the contact slots stay inert for the whole step.
             self._slot_delta.zero_()
             self._slot_weight.zero_()
-        wp.launch(
-            rigid_kernels.integrate_bodies,
-            dim=m.body_count,
-            inputs=[
-                self._bodies,
-                m.gravity,
-                self._summed_slot_count,
-                self._slot_wrench,
-                dt,
-                state_in.body_q,
-                state_in.body_qd,
-                state_in.body_f,
-            ],
-            outputs=[state_out.body_q, state_out.body_qd],
-            device=self.device,
-        )
-        self._body_delta.zero_()
+        self._predict_bodies(state_in, state_out, control, dt)
 
     def _solve_positions(
         self, state_in: State, state_out: State, control: Control, contacts: Contacts | None, dt: float
@@ -239,30 +197,4 @@ class SolverXPBD(SolverBase):
         )
 
     def _solve_velocities(self, state_in: State, state_out: State, contacts: Contacts, dt: float):
-        m = self.model
-        self._slot_delta.zero_()
-        wp.launch(
-            contact_kernels.solve_contact_velocities,
-            dim=m.contact_capacity,
-            inputs=[
-                self._bodies,
-                self._summed_slot_count,
-                m.gravity,
-                dt,
-                contacts.data(),
-                state_in.body_q,
-                state_in.body_qd,
-                state_out.body_q,
-                state_out.body_qd,
-                self._contact_lambda_n,
-            ],
-            outputs=[self._slot_delta, self._slot_weight],
-            device=self.device,
-        )
-        wp.launch(
-            rigid_kernels.apply_slot_velocity_deltas,
-            dim=m.body_count,
-            inputs=[self._bodies, self._summed_slot_count, self._slot_delta, self._slot_weight],
-            outputs=[state_out.body_qd],
-            device=self.device,
-        )
+        self._restitution_pass(state_in, state_out, contacts.data(), self._contact_lambda_n, dt)
