@@ -1025,6 +1025,23 @@ class ModelBuilder(TransmissionBuilder):
         return t
 
     # ------------------------------------------------------------------------------------------
+    # Importers (the parsers live in their own modules and import pxr / xml only when called)
+
+    def add_usd(self, source, **kwargs):
+        """Append a USD stage (a path or an open ``Usd.Stage``): UsdPhysics bodies, shapes and joints,
+        MuJoCo tendon prims and native routed-cable prims. See :func:`newton_tendon.usd.add_usd`."""
+        from .usd import add_usd
+
+        return add_usd(self, source, **kwargs)
+
+    def add_mjcf(self, source, **kwargs):
+        """Append an MJCF model (a path or an XML string), tendons included.
+        See :func:`newton_tendon.mjcf.add_mjcf`."""
+        from .mjcf import add_mjcf
+
+        return add_mjcf(self, source, **kwargs)
+
+    # ------------------------------------------------------------------------------------------
     # Worlds
 
     def add_builder(self, other: ModelBuilder, xform=None, world: int | None = None, *, label_prefix: str = ""):
