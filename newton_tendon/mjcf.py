@@ -1,0 +1,1648 @@
+"""MJCF import (``add_mjcf``) and MuJoCo lowering of routed cables (``lower_tendons``).
+
+``add_mjcf`` reads a MuJoCo model file or string with the standard library's expat parser (so every
+error can name the element and its line) and appends its bodies, joints, geoms, transmission
+tendons, tendon actuators and tendon equalities to a ``ModelBuilder``. Everything is first built
+into a scratch builder; the caller's builder only changes once the whole file has been accepted.
+``docs/mjcf.md`` lists what is supported, how each MuJoCo quantity maps onto ours, and what is
+rejected.
+
+``lower_tendons`` writes the MuJoCo-compatible subset of a finalized model's routed cables
+(anchors and frictionless pinholes as sites, frictionless fixed rollers as cylinder wrap geoms with
+a side site) as MJCF text, and rejects what has no faithful MuJoCo equivalent.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from dataclasses import dataclass, field
+from xml.parsers import expat
+
+import numpy as np
+
+from . import _hostmath as hm
+from .transmission import TendonPulley, TendonSite, TendonWrap
+
+logger = logging.getLogger(__name__)
+
+_IDENTITY_Q = (0.0, 0.0, 0.0, 1.0)
+
+
+# ----------------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass(frozen=True)
+class MjcfActuator:
+    """How one MJCF actuator's control value drives the imported model.
+
+    ``control`` names the ``Control`` array (``transmission_drive_force``,
+    ``transmission_target_length``, ``transmission_target_velocity``, ``joint_target_pos``,
+    ``joint_target_vel`` or ``joint_f``); write ``scale * ctrl + offset`` into entry ``index`` of it.
+    ``ctrlrange`` is the MJCF control range (None: unlimited); it is not enforced by the solvers,
+    clamp ``ctrl`` before writing it (for tendon motors it is folded into the drive bounds).
+    """
+
+    name: str
+    kind: str
+    """MJCF element: "motor", "position", "velocity" or "general"."""
+    target: str
+    """"tendon" or "joint"."""
+    index: int
+    """Transmission tendon index (target "tendon") or joint dof index (target "joint")."""
+    control: str
+    scale: float
+    offset: float = 0.0
+    ctrlrange: tuple[float, float] | None = None
+
+
+@dataclass
+class MjcfImport:
+    """What ``add_mjcf`` added, by MJCF name (indices into the caller's builder).
+
+    Unnamed elements are listed under their builder label.
+    """
+
+    bodies: dict[str, int] = field(default_factory=dict)
+    joints: dict[str, int] = field(default_factory=dict)
+    shapes: dict[str, int] = field(default_factory=dict)
+    sites: dict[str, tuple[int, tuple]] = field(default_factory=dict)
+    """Site name -> (body index or -1, pose in that body's frame (px, py, pz, qx, qy, qz, qw) [m])."""
+    tendons: dict[str, int] = field(default_factory=dict)
+    """Tendon name -> transmission tendon index."""
+    couplings: dict[str, int] = field(default_factory=dict)
+    actuators: dict[str, MjcfActuator] = field(default_factory=dict)
+    timestep: float | None = None
+    """``<option timestep>`` [s] if authored (a step parameter: pass it to ``solver.step``)."""
+    gravity: tuple | None = None
+    """``<option gravity>`` [m/s^2] if authored (applied to the builder)."""
+
+
+# ----------------------------------------------------------------------------------------------
+# XML with line numbers
+
+
+class _Element:
+    """A parsed XML element: tag, attributes, children and the line it starts on."""
+
+    __slots__ = ("tag", "attrib", "children", "line")
+
+    def __init__(self, tag: str, attrib: dict, line: int):
+        self.tag = tag
+        self.attrib = attrib
+        self.children: list[_Element] = []
+        self.line = line
+
+
+class _Doc:
+    def __init__(self, source):
+        if isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("<")):
+            path = os.fspath(source)
+            try:
+                with open(path, "rb") as f:
+                    text = f.read()
+            except OSError as e:
+                raise ValueError(f"add_mjcf: cannot read MJCF file {path!r}: {e.strerror}") from None
+            self.name = path
+        elif isinstance(source, (str, bytes)):
+            text = source
+            self.name = "<string>"
+        else:
+            raise TypeError(f"add_mjcf: source must be a path or an XML string, got {type(source).__name__}")
+        parser = expat.ParserCreate()
+        stack: list[_Element] = []
+        roots: list[_Element] = []
+
+        def start(tag, attrs):
+            el = _Element(tag, dict(attrs), parser.CurrentLineNumber)
+            (stack[-1].children if stack else roots).append(el)
+            stack.append(el)
+
+        def end(tag):
+            stack.pop()
+
+        parser.StartElementHandler = start
+        parser.EndElementHandler = end
+        try:
+            parser.Parse(text, True)
+        except expat.ExpatError as e:
+            raise ValueError(f"{self.name}:{e.lineno}: malformed XML: {expat.ErrorString(e.code)}") from None
+        self.root = roots[0]
+        if self.root.tag != "mujoco":
+            raise ValueError(f"{self.where(self.root)}: the root element must be <mujoco>")
+
+    def where(self, el: _Element) -> str:
+        name = el.attrib.get("name")
+        label = f"<{el.tag} name={name!r}>" if name is not None else f"<{el.tag}>"
+        return f"{self.name}:{el.line}: {label}"
+
+
+# ----------------------------------------------------------------------------------------------
+# Attribute classification (anything not listed raises)
+
+_VISUAL = {"rgba", "material", "group", "user", "texture"}
+"""Attributes that only affect drawing or bookkeeping: ignored with a debug log."""
+_SOLVER_TUNING = {
+    "solref",
+    "solimp",
+    "solmix",
+    "priority",
+    "gap",
+    "solreflimit",
+    "solimplimit",
+    "solreffriction",
+    "solimpfriction",
+}
+"""MuJoCo soft-constraint parameters: our solvers use their own constraint formulation (see docs)."""
+_ORIENTATION = ("quat", "axisangle", "euler", "xyaxes", "zaxis")
+
+_ATTRS = {
+    "body": {"name", "childclass", "pos", *_ORIENTATION, "mocap", "gravcomp"},
+    "frame": {"name", "childclass", "pos", *_ORIENTATION},
+    "inertial": {"pos", *_ORIENTATION, "mass", "diaginertia", "fullinertia"},
+    "joint": {
+        "name",
+        "class",
+        "type",
+        "pos",
+        "axis",
+        "range",
+        "limited",
+        "damping",
+        "stiffness",
+        "springref",
+        "armature",
+        "ref",
+        "margin",
+        "frictionloss",
+        "actuatorfrclimited",
+        "actuatorfrcrange",
+        "actuatorgravcomp",
+        "springdamper",
+    },
+    "freejoint": {"name", "align"},
+    "geom": {
+        "name",
+        "class",
+        "type",
+        "size",
+        "pos",
+        *_ORIENTATION,
+        "fromto",
+        "contype",
+        "conaffinity",
+        "condim",
+        "margin",
+        "friction",
+        "mass",
+        "density",
+        "shellinertia",
+        "mesh",
+        "hfield",
+        "fluidshape",
+        "fluidcoef",
+        "fitscale",
+    },
+    "site": {"name", "class", "type", "size", "pos", *_ORIENTATION, "fromto"},
+    "tendon": {
+        "name",
+        "class",
+        "limited",
+        "range",
+        "margin",
+        "frictionloss",
+        "width",
+        "springlength",
+        "stiffness",
+        "damping",
+        "armature",
+        "actuatorfrclimited",
+        "actuatorfrcrange",
+    },
+    "actuator": {
+        "name",
+        "class",
+        "ctrllimited",
+        "forcelimited",
+        "actlimited",
+        "ctrlrange",
+        "forcerange",
+        "actrange",
+        "lengthrange",
+        "gear",
+        "joint",
+        "tendon",
+        "site",
+        "body",
+        "jointinparent",
+        "cranksite",
+        "slidersite",
+        "cranklength",
+        "refsite",
+        "actdim",
+        "actearly",
+        "kp",
+        "kv",
+        "dampratio",
+        "timeconst",
+        "inheritrange",
+        "dyntype",
+        "gaintype",
+        "biastype",
+        "dynprm",
+        "gainprm",
+        "biasprm",
+    },
+    "equality": {"name", "class", "tendon1", "tendon2", "polycoef", "active"},
+}
+_ACTUATOR_TAGS = ("motor", "position", "velocity", "general")
+
+
+def _attr_kind(tag: str) -> str:
+    if tag in ("spatial", "fixed"):
+        return "tendon"
+    if tag in _ACTUATOR_TAGS:
+        return "actuator"
+    return tag
+
+
+# ----------------------------------------------------------------------------------------------
+# The importer
+
+
+class _Importer:
+    def __init__(self, doc: _Doc, builder_cls, up_axis: str, floating: bool | None):
+        self.doc = doc
+        self.floating = floating
+        self.scratch = builder_cls(up_axis=up_axis)
+        self.angle_scale = math.pi / 180.0
+        self.eulerseq = "xyz"
+        self.autolimits = True
+        self.inertiafromgeom = "auto"
+        self.defaults: dict[str, dict[str, dict]] = {"main": {}}
+        self.info = MjcfImport()
+        # Name tables (scratch indices).
+        self.body_index: dict[str, int] = {}
+        self.joint_index: dict[str, int] = {}
+        self.joint_el: dict[str, tuple[_Element, dict, int]] = {}
+        self.geom_index: dict[str, int] = {}
+        self.geom_el: dict[str, tuple[_Element, dict, int, tuple]] = {}
+        self.site_pose: dict[str, tuple[int, tuple]] = {}
+        self.tendon_index: dict[str, int] = {}
+        self.shape_bits: list[tuple[int, int]] = []
+        self.excludes: list[tuple[int, int]] = []
+        # Drives collected from actuators before joints and tendons are created.
+        self.joint_drive: dict[str, dict] = {}
+        self.tendon_drive: dict[str, dict] = {}
+        self.pending_actuators: list[tuple] = []
+        self.world_geoms: list[tuple] = []
+        self.world_sites: list[tuple] = []
+        self.joint_type: dict[str, str] = {}
+
+    # -- errors and attribute helpers ----------------------------------------------------------
+
+    def fail(self, el: _Element, msg: str, exc=ValueError):
+        raise exc(f"{self.doc.where(el)}: {msg}")
+
+    def attrs(self, el: _Element, cls: str | None = None, kind: str | None = None) -> dict:
+        """Element attributes over its default class; unknown attributes raise, visual ones are logged."""
+        kind = kind or _attr_kind(el.tag)
+        name = el.attrib.get("class", cls or "main")
+        if name not in self.defaults:
+            self.fail(el, f"unknown default class {name!r}")
+        dkey = el.tag if kind not in ("tendon", "equality") else kind
+        merged = {**self.defaults[name].get(dkey, {}), **el.attrib}
+        allowed = _ATTRS.get(kind, set())
+        for a in list(merged):
+            if a in allowed:
+                continue
+            if a in _VISUAL or a in _SOLVER_TUNING:
+                logger.debug("%s: ignoring attribute %r (no effect on our physics)", self.doc.where(el), a)
+                del merged[a]
+                continue
+            self.fail(el, f"unsupported attribute {a!r}")
+        return merged
+
+    def floats(self, el, attrs, key, n=None, *, default=None, lo=None, hi=None):
+        if key not in attrs:
+            return default
+        text = attrs[key]
+        try:
+            vals = tuple(float(t) for t in text.split())
+        except ValueError:
+            self.fail(el, f"attribute {key}={text!r} must be numbers", TypeError)
+        if n is not None and len(vals) not in (n if isinstance(n, tuple) else (n,)):
+            self.fail(el, f"attribute {key}={text!r} needs {n} numbers, got {len(vals)}")
+        if not all(math.isfinite(v) for v in vals):
+            self.fail(el, f"attribute {key}={text!r} must be finite")
+        return vals
+
+    def real(self, el, attrs, key, default=0.0, *, lo=None):
+        v = self.floats(el, attrs, key, 1)
+        if v is None:
+            return default
+        if lo is not None and v[0] < lo:
+            self.fail(el, f"attribute {key} must be >= {lo}, got {v[0]}")
+        return v[0]
+
+    def choice(self, el, attrs, key, options, default):
+        v = attrs.get(key, default)
+        if v not in options:
+            self.fail(el, f"attribute {key}={v!r} must be one of {', '.join(options)}")
+        return v
+
+    def flag(self, el, attrs, key, default):
+        v = attrs.get(key, default)
+        if v in ("true", "false", "auto"):
+            return v
+        self.fail(el, f"attribute {key}={v!r} must be true, false or auto")
+
+    def limited(self, el, attrs, key, range_key) -> bool:
+        v = self.flag(el, attrs, key, "auto")
+        if v == "auto":
+            if not self.autolimits and range_key in attrs:
+                self.fail(el, f"{range_key} is given without {key}='true' and <compiler autolimits='false'>")
+            return range_key in attrs
+        return v == "true"
+
+    def zero(self, el, attrs, key, *, default=0.0, why="has no equivalent here"):
+        v = self.floats(el, attrs, key)
+        if v is not None and any(x != default for x in v):
+            self.fail(el, f"attribute {key}={attrs[key]!r} {why}")
+
+    def named(self, el, attrs, table: dict, key: str, what: str):
+        name = attrs.get(key)
+        if name is None:
+            self.fail(el, f"attribute {key} (a {what} name) is required")
+        if name not in table:
+            self.fail(el, f"unknown {what} {name!r}")
+        return table[name]
+
+    # -- orientation ---------------------------------------------------------------------------
+
+    def quat(self, el, attrs) -> tuple:
+        given = [k for k in _ORIENTATION if k in attrs]
+        if len(given) > 1:
+            self.fail(el, f"orientation given twice ({', '.join(given)})")
+        if not given:
+            return _IDENTITY_Q
+        k = given[0]
+        if k == "quat":
+            w, x, y, z = self.floats(el, attrs, k, 4)
+            q = (x, y, z, w)
+        elif k == "axisangle":
+            ax, ay, az, a = self.floats(el, attrs, k, 4)
+            if math.hypot(ax, ay, az) < 1e-12:
+                self.fail(el, "axisangle has a zero axis")
+            q = hm.quat_from_axis_angle((ax, ay, az), a * self.angle_scale)
+        elif k == "euler":
+            angles = self.floats(el, attrs, k, 3)
+            q = _IDENTITY_Q
+            for ch, a in zip(self.eulerseq, angles, strict=True):
+                axis = [0.0, 0.0, 0.0]
+                axis["xyz".index(ch.lower())] = 1.0
+                r = hm.quat_from_axis_angle(axis, a * self.angle_scale)
+                q = hm.quat_mul(q, r) if ch.islower() else hm.quat_mul(r, q)
+        elif k == "xyaxes":
+            v = np.array(self.floats(el, attrs, k, 6))
+            x, y = v[:3], v[3:]
+            if np.linalg.norm(x) < 1e-12:
+                self.fail(el, "xyaxes has a zero x axis")
+            x = x / np.linalg.norm(x)
+            y = y - x * (x @ y)
+            if np.linalg.norm(y) < 1e-12:
+                self.fail(el, "xyaxes has parallel axes")
+            y = y / np.linalg.norm(y)
+            q = _matrix_to_quat(np.column_stack([x, y, np.cross(x, y)]))
+        else:
+            q = self.zaxis(el, self.floats(el, attrs, k, 3))
+        n = math.sqrt(sum(c * c for c in q))
+        if n < 1e-12:
+            self.fail(el, f"{k} gives a zero quaternion")
+        return tuple(float(c) / n for c in q)
+
+    def zaxis(self, el, v) -> tuple:
+        v = np.asarray(v, dtype=np.float64)
+        n = np.linalg.norm(v)
+        if n < 1e-12:
+            self.fail(el, "zaxis/fromto direction is zero")
+        return _quat_z_to(v / n)
+
+    def pose(self, el, attrs) -> tuple:
+        pos = self.floats(el, attrs, "pos", 3, default=(0.0, 0.0, 0.0))
+        return (*pos, *self.quat(el, attrs))
+
+    # -- top-level sections --------------------------------------------------------------------
+
+    def run(self):
+        root = self.doc.root
+        sections: dict[str, list[_Element]] = {}
+        for el in root.children:
+            sections.setdefault(el.tag, []).append(el)
+        known = {
+            "compiler",
+            "option",
+            "size",
+            "visual",
+            "statistic",
+            "asset",
+            "default",
+            "worldbody",
+            "tendon",
+            "actuator",
+            "equality",
+            "contact",
+            "sensor",
+            "keyframe",
+            "custom",
+        }
+        for el in root.children:
+            if el.tag not in known:
+                self.fail(el, "unsupported element (it would change the model; see docs/mjcf.md)")
+        for tag in ("visual", "statistic", "asset", "sensor", "keyframe", "custom", "size"):
+            for el in sections.get(tag, []):
+                logger.debug("%s: ignored (no effect on our physics)", self.doc.where(el))
+        for el in sections.get("compiler", []):
+            self.compiler(el)
+        for el in sections.get("option", []):
+            self.option(el)
+        for el in sections.get("default", []):
+            self.default(el, {}, "main", top=True)
+        bodies = []
+        for el in sections.get("worldbody", []):
+            self.collect(el, -1, hm.IDENTITY, hm.IDENTITY, None, bodies, root_level=True)
+        for el in sections.get("actuator", []):
+            for a in el.children:
+                self.actuator(a)
+        self.emit_bodies(bodies)
+        for el in sections.get("contact", []):
+            self.contact(el)
+        self.collision_filters()
+        for el in sections.get("tendon", []):
+            for t in el.children:
+                self.tendon(t)
+        self.finish_actuators()
+        for el in sections.get("equality", []):
+            for e in el.children:
+                self.equality(e)
+
+    def compiler(self, el):
+        a = el.attrib
+        for k in a:
+            if k == "angle":
+                self.angle_scale = {"degree": math.pi / 180.0, "radian": 1.0}.get(a[k])
+                if self.angle_scale is None:
+                    self.fail(el, f"angle={a[k]!r} must be 'degree' or 'radian'")
+            elif k == "eulerseq":
+                s = a[k]
+                if len(s) != 3 or any(c not in "xyzXYZ" for c in s):
+                    self.fail(el, f"eulerseq={s!r} must be three of x, y, z, X, Y, Z")
+                self.eulerseq = s
+            elif k == "autolimits":
+                self.autolimits = self.choice(el, a, k, ("true", "false"), "true") == "true"
+            elif k == "inertiafromgeom":
+                self.inertiafromgeom = self.choice(el, a, k, ("true", "false", "auto"), "auto")
+            elif k == "coordinate":
+                self.choice(el, a, k, ("local",), "local")
+            elif k in ("boundmass", "boundinertia", "settotalmass"):
+                v = self.real(el, a, k)
+                if v > 0.0:
+                    self.fail(el, f"{k} rescales masses and is not supported; author the masses instead")
+            elif k == "balanceinertia":
+                if a[k] == "true":
+                    self.fail(el, "balanceinertia='true' is not supported; author valid inertias instead")
+            elif k in (
+                "meshdir",
+                "texturedir",
+                "assetdir",
+                "strippath",
+                "discardvisual",
+                "fusestatic",
+                "usethread",
+                "exactmeshinertia",
+                "saveinertial",
+                "alignfree",
+                "inertiagrouprange",
+                "fitaabb",
+                "model",
+            ):
+                logger.debug("%s: ignoring compiler option %r", self.doc.where(el), k)
+            else:
+                self.fail(el, f"unsupported compiler attribute {k!r}")
+        for c in el.children:
+            self.fail(c, "unsupported element inside <compiler>")
+
+    def option(self, el):
+        a = el.attrib
+        for k in a:
+            if k == "timestep":
+                self.info.timestep = self.real(el, a, k, lo=0.0)
+            elif k == "gravity":
+                self.info.gravity = self.floats(el, a, k, 3)
+            elif k in ("wind", "density", "viscosity"):
+                self.zero(el, a, k, why="(fluid forces) is not supported")
+            elif k in (
+                "integrator",
+                "iterations",
+                "tolerance",
+                "ls_iterations",
+                "ls_tolerance",
+                "solver",
+                "cone",
+                "jacobian",
+                "impratio",
+                "noslip_iterations",
+                "noslip_tolerance",
+                "ccd_iterations",
+                "ccd_tolerance",
+                "sdf_iterations",
+                "sdf_initpoints",
+                "magnetic",
+                "apirate",
+                "o_margin",
+                "o_solref",
+                "o_solimp",
+                "o_friction",
+                "actuatorgroupdisable",
+                "sleep_tolerance",
+            ):
+                logger.debug("%s: ignoring solver option %r", self.doc.where(el), k)
+            else:
+                self.fail(el, f"unsupported option attribute {k!r}")
+        harmless = {"override", "energy", "fwdinv", "invdiscrete", "multiccd", "island", "warmstart", "nativeccd"}
+        for c in el.children:
+            if c.tag != "flag":
+                self.fail(c, "unsupported element inside <option>")
+            for k, v in c.attrib.items():
+                if k in harmless or v == "enable":
+                    continue
+                self.fail(c, f"flag {k}={v!r} changes the physics and is not supported")
+
+    def default(self, el, parent: dict, name: str, top=False):
+        if not top:
+            name = el.attrib.get("class")
+            if name is None:
+                self.fail(el, "a nested <default> needs a class name")
+            if name in self.defaults:
+                self.fail(el, f"default class {name!r} is defined twice")
+        for k in el.attrib:
+            if k != "class":
+                self.fail(el, f"unsupported attribute {k!r}")
+        own = {tag: dict(v) for tag, v in parent.items()}
+        allowed = {"joint", "geom", "site", "tendon", "equality", "mesh", "material", "camera", "light", "pair"}
+        allowed.update(_ACTUATOR_TAGS)
+        nested = []
+        for c in el.children:
+            if c.tag == "default":
+                nested.append(c)
+            elif c.tag in allowed:
+                own.setdefault(c.tag, {}).update(c.attrib)
+            else:
+                self.fail(c, "unsupported element in <default>")
+        self.defaults[name] = own
+        for c in nested:
+            self.default(c, own, "")
+
+    # -- kinematic tree: collect -----------------------------------------------------------------
+
+    def collect(self, el, parent_entry, rel_frame, world_frame, cls, out, root_level=False):
+        """Walk a <worldbody>/<body>/<frame>'s children. ``rel_frame``: frame relative to the enclosing
+        body's frame; ``world_frame``: that frame in world. Bodies are appended to ``out``."""
+        for c in el.children:
+            if c.tag == "body":
+                a = self.attrs(c, cls)
+                self.zero(c, a, "gravcomp", why="(gravity compensation) is not supported")
+                mocap = self.choice(c, a, "mocap", ("true", "false"), "false") == "true"
+                local = hm.transform_mul(rel_frame, self.pose(c, a))
+                entry = {
+                    "el": c,
+                    "name": a.get("name"),
+                    "parent": parent_entry,
+                    "local": local,
+                    "mocap": mocap,
+                    "joints": [],
+                    "geoms": [],
+                    "sites": [],
+                    "inertial": None,
+                    "children": [],
+                    "root": root_level,
+                }
+                if mocap and not root_level:
+                    self.fail(c, "mocap bodies must be children of <worldbody>")
+                child_cls = a.get("childclass", cls)
+                if child_cls is not None and child_cls not in self.defaults:
+                    self.fail(c, f"unknown childclass {child_cls!r}")
+                out.append(entry)
+                self.collect_body(c, entry, child_cls)
+            elif c.tag == "frame":
+                a = self.attrs(c, cls)
+                fcls = a.get("childclass", cls)
+                if fcls is not None and fcls not in self.defaults:
+                    self.fail(c, f"unknown childclass {fcls!r}")
+                self.collect(
+                    c,
+                    parent_entry,
+                    hm.transform_mul(rel_frame, self.pose(c, a)),
+                    hm.transform_mul(world_frame, self.pose(c, a)),
+                    fcls,
+                    out,
+                    root_level,
+                )
+            elif parent_entry == -1 and c.tag in ("geom", "site"):
+                self.item(c, cls, None, rel_frame, world_frame)
+            elif parent_entry != -1 and c.tag in ("geom", "site", "joint", "freejoint", "inertial"):
+                self.item(c, cls, parent_entry, rel_frame, None)
+            elif c.tag in ("camera", "light"):
+                logger.debug("%s: ignored (visual)", self.doc.where(c))
+            else:
+                self.fail(c, "unsupported element here")
+
+    def collect_body(self, el, entry, cls):
+        # Items directly in the body are relative to the body frame.
+        self.collect(el, entry, hm.IDENTITY, hm.IDENTITY, cls, entry["children"])
+
+    def item(self, el, cls, entry, rel_frame, world_frame):
+        a = self.attrs(el, cls)
+        if el.tag == "joint" or el.tag == "freejoint":
+            if rel_frame != hm.IDENTITY:
+                # Joints inside a <frame>: fold the frame into the joint position and axis.
+                a = dict(a)
+                a["_frame"] = rel_frame
+            entry["joints"].append((el, a))
+        elif el.tag == "inertial":
+            if entry["inertial"] is not None:
+                self.fail(el, "a body has at most one <inertial>")
+            entry["inertial"] = (el, a, rel_frame)
+        elif el.tag == "geom":
+            target = entry["geoms"] if entry is not None else self.world_geoms
+            target.append((el, a, rel_frame if entry is not None else world_frame))
+        else:
+            target = entry["sites"] if entry is not None else self.world_sites
+            target.append((el, a, rel_frame if entry is not None else world_frame))
+
+    # -- kinematic tree: emit --------------------------------------------------------------------
+
+    def emit_bodies(self, roots):
+        b = self.scratch
+        for el, a, frame in self.world_geoms:
+            self.geom(el, a, -1, frame)
+        for el, a, frame in self.world_sites:
+            self.site(el, a, -1, frame)
+        for entry in roots:
+            j_first = b.joint_count
+            self.emit_body(entry, -1, hm.IDENTITY)
+            if b.joint_count > j_first:
+                b.add_articulation(list(range(j_first, b.joint_count)), label=entry["name"])
+
+    def emit_body(self, entry, parent_index, parent_world):
+        b = self.scratch
+        el = entry["el"]
+        world = hm.transform_mul(parent_world, entry["local"])
+        mass, inertia, com, lock = 0.0, None, None, False
+        use_inertial = entry["inertial"] is not None and self.inertiafromgeom != "true"
+        if self.inertiafromgeom == "false" and entry["inertial"] is None and entry["joints"]:
+            self.fail(el, "inertiafromgeom='false' but the body has no <inertial>")
+        if use_inertial:
+            iel, ia, frame = entry["inertial"]
+            mass = self.real(iel, ia, "mass", None, lo=0.0)
+            if mass is None:
+                self.fail(iel, "attribute mass is required")
+            ipose = hm.transform_mul(frame, self.pose(iel, ia))
+            if "diaginertia" in ia and "fullinertia" in ia:
+                self.fail(iel, "give diaginertia or fullinertia, not both")
+            if "fullinertia" in ia:
+                xx, yy, zz, xy, xz, yz = self.floats(iel, ia, "fullinertia", 6)
+                local_i = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+            elif "diaginertia" in ia:
+                local_i = np.diag(self.floats(iel, ia, "diaginertia", 3))
+            else:
+                self.fail(iel, "diaginertia or fullinertia is required")
+            r = _quat_matrix(ipose[3:])
+            inertia = r @ local_i @ r.T
+            com = ipose[:3]
+            lock = True
+        owner = self.doc.where(el)
+        try:
+            body = b.add_link(
+                xform=world,
+                mass=mass,
+                inertia=inertia,
+                com=com,
+                is_kinematic=entry["mocap"],
+                lock_inertia=lock,
+                label=entry["name"],
+            )
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{owner}: {e}") from None
+        if entry["name"] is not None:
+            if entry["name"] in self.body_index:
+                self.fail(el, "duplicate body name")
+            self.body_index[entry["name"]] = body
+        # Geoms first (they may add mass), then the joint.
+        for gel, ga, frame in entry["geoms"]:
+            self.geom(gel, ga, body, frame)
+        for sel, sa, frame in entry["sites"]:
+            self.site(sel, sa, body, frame)
+        parent_xform_base = entry["local"] if parent_index >= 0 else world
+        self.joint(entry, body, parent_index, parent_xform_base)
+        for child in entry["children"]:
+            self.emit_body(child, body, world)
+
+    def joint(self, entry, body, parent, parent_base):
+        b = self.scratch
+        el = entry["el"]
+        joints = entry["joints"]
+        if len(joints) > 1:
+            self.fail(
+                el,
+                f"has {len(joints)} joints; only one joint per body is supported (split the body into "
+                "a chain of bodies with one joint each)",
+            )
+        if entry["mocap"] and joints:
+            self.fail(el, "a mocap body cannot have joints")
+        if not joints:
+            if entry["mocap"]:
+                return
+            if entry["root"] and self.floating:
+                self._add(el, b.add_joint_free, body, label=entry["name"])
+                return
+            if parent >= 0 and b.body_mass[body] == 0.0 and b.body_mass[parent] > 0.0:
+                self.fail(
+                    el,
+                    "has no joint and no mass: welding a massless body to a moving parent would make it "
+                    "immovable here; give it mass or move its geoms and sites into the parent",
+                )
+            self._add(el, b.add_joint_fixed, parent, body, parent_base, label=entry["name"])
+            return
+        jel, ja = joints[0]
+        if b.body_mass[body] <= 0.0:
+            self.fail(el, "a body with a joint needs mass (an <inertial> or geoms with density or mass)")
+        frame = ja.pop("_frame", hm.IDENTITY)
+        jtype = (
+            "free"
+            if jel.tag == "freejoint"
+            else self.choice(jel, ja, "type", ("hinge", "slide", "ball", "free"), "hinge")
+        )
+        name = ja.get("name")
+        label = name if name is not None else None
+        if jtype == "free":
+            if not entry["root"]:
+                self.fail(jel, "a free joint is only allowed on a child of <worldbody>")
+            if jel.tag == "freejoint" and ja.get("align", "false") not in ("false", "auto"):
+                self.fail(jel, "align='true' is not supported")
+            if self.floating is False:
+                j = self._add(jel, b.add_joint_fixed, -1, body, parent_base, label=label)
+            else:
+                j = self._add(jel, b.add_joint_free, body, label=label)
+            self._register_joint(jel, name, j, jtype)
+            return
+        for k in ("ref", "margin", "frictionloss"):
+            self.zero(jel, ja, k, why="is not supported on joints")
+        if self.flag(jel, ja, "actuatorfrclimited", "auto") == "true" or (
+            "actuatorfrcrange" in ja and self.flag(jel, ja, "actuatorfrclimited", "auto") == "auto" and self.autolimits
+        ):
+            self.fail(jel, "actuatorfrcrange (a bound on actuator forces) is not supported")
+        if ja.get("springdamper") is not None:
+            self.zero(jel, ja, "springdamper", why="is not supported")
+        if ja.get("actuatorgravcomp", "false") != "false":
+            self.fail(jel, "actuatorgravcomp is not supported")
+        jpos = self.floats(jel, ja, "pos", 3, default=(0.0, 0.0, 0.0))
+        jpos = hm.transform_point(frame, jpos)
+        child_xform = (*jpos, *_IDENTITY_Q)
+        parent_xform = hm.transform_mul(parent_base, child_xform)
+        if jtype == "ball":
+            if self.limited(jel, ja, "limited", "range"):
+                self.fail(jel, "ball joint limits (a cone) are not supported")
+            for k in ("damping", "stiffness", "armature"):
+                self.zero(jel, ja, k, why="is not supported on ball joints")
+            if name in self.joint_drive:
+                self.fail(jel, "actuators on ball joints are not supported")
+            j = self._add(jel, b.add_joint_ball, parent, body, parent_xform, child_xform, label=label)
+            self._register_joint(jel, name, j, jtype)
+            return
+        axis = self.floats(jel, ja, "axis", 3, default=(0.0, 0.0, 1.0))
+        if math.hypot(*axis) < 1e-12:
+            self.fail(jel, "axis must be nonzero")
+        axis = hm.quat_rotate(frame[3:], axis)
+        scale = self.angle_scale if jtype == "hinge" else 1.0
+        lo = hi = None
+        if self.limited(jel, ja, "limited", "range"):
+            rng = self.floats(jel, ja, "range", 2)
+            if rng is None:
+                self.fail(jel, "limited='true' needs a range")
+            lo, hi = rng[0] * scale, rng[1] * scale
+            if lo > hi:
+                self.fail(jel, f"range lower bound {rng[0]} exceeds the upper bound {rng[1]}")
+        stiffness = self.real(jel, ja, "stiffness", lo=0.0)
+        damping = self.real(jel, ja, "damping", lo=0.0)
+        armature = self.real(jel, ja, "armature", lo=0.0)
+        springref = self.real(jel, ja, "springref") * scale
+        if jtype == "slide" and armature != 0.0:
+            self.fail(jel, "armature on a slide joint is not supported (maximal coordinates); add the mass to the body")
+        ke, kd = stiffness, damping
+        target_pos, target_vel = springref if stiffness > 0.0 else 0.0, 0.0
+        drive = self.joint_drive.get(name) if name is not None else None
+        if drive is not None:
+            if drive.get("ke", 0.0) > 0.0 and stiffness > 0.0:
+                self.fail(jel, f"joint stiffness and the position actuator {drive['name']!r} both set its stiffness")
+            if drive.get("velocity_servo") and damping > 0.0:
+                self.fail(jel, f"joint damping and the velocity actuator {drive['name']!r} both set its damping")
+            ke += drive.get("ke", 0.0)
+            kd += drive.get("kd", 0.0)
+        add = b.add_joint_revolute if jtype == "hinge" else b.add_joint_prismatic
+        j = self._add(
+            jel,
+            add,
+            parent,
+            body,
+            parent_xform,
+            child_xform,
+            axis,
+            limit_lower=lo,
+            limit_upper=hi,
+            target_pos=target_pos,
+            target_vel=target_vel,
+            target_ke=ke,
+            target_kd=kd,
+            armature=armature,
+            label=label,
+        )
+        self._register_joint(jel, name, j, jtype)
+
+    def _register_joint(self, el, name, j, jtype):
+        if name is not None:
+            if name in self.joint_index:
+                self.fail(el, "duplicate joint name")
+            self.joint_index[name] = j
+            self.joint_type[name] = jtype
+
+    def _add(self, el, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{self.doc.where(el)}: {e}") from None
+
+    def geom(self, el, a, body, frame):
+        b = self.scratch
+        gtype = self.choice(
+            el,
+            a,
+            "type",
+            ("plane", "sphere", "capsule", "cylinder", "box", "ellipsoid", "mesh", "hfield", "sdf"),
+            "sphere",
+        )
+        if gtype in ("mesh", "hfield", "sdf", "ellipsoid"):
+            self.fail(el, f"geom type {gtype!r} is not supported (use sphere, box, capsule, cylinder or plane)")
+        for k in ("mesh", "hfield"):
+            if k in a:
+                self.fail(el, f"attribute {k} is not supported")
+        self.zero(el, a, "margin", why="(a per-geom contact margin) is not supported")
+        if a.get("shellinertia", "false") != "false":
+            self.fail(el, "shellinertia is not supported")
+        if a.get("fluidshape", "none") != "none":
+            self.fail(el, "fluid forces (fluidshape) are not supported")
+        size = self.floats(el, a, "size", (1, 2, 3), default=())
+        pose = self.pose(el, a)
+        half = None
+        if "fromto" in a:
+            if gtype not in ("capsule", "cylinder"):
+                self.fail(el, f"fromto is only supported on capsules and cylinders, not {gtype}")
+            if any(k in a for k in _ORIENTATION) or "pos" in a:
+                self.fail(el, "fromto cannot be combined with pos or an orientation")
+            f = np.array(self.floats(el, a, "fromto", 6))
+            d = f[3:] - f[:3]
+            half = 0.5 * float(np.linalg.norm(d))
+            if half < 1e-12:
+                self.fail(el, "fromto end points coincide")
+            pose = (*(0.5 * (f[:3] + f[3:])), *self.zaxis(el, d))
+        pose = hm.transform_mul(frame, pose)
+
+        def need(n):
+            if len(size) < n:
+                self.fail(el, f"a {gtype} needs {n} size value(s), got {len(size)}")
+            if any(s <= 0.0 for s in size[:n]):
+                self.fail(el, f"size values must be > 0, got {size[:n]}")
+
+        friction = self.floats(el, a, "friction", (1, 2, 3), default=(1.0,))
+        condim = int(self.real(el, a, "condim", 3))
+        if condim not in (1, 3):
+            self.fail(el, f"condim={condim} is not supported (1: frictionless, 3: sliding friction)")
+        mu = 0.0 if condim == 1 else friction[0]
+        contype = int(self.real(el, a, "contype", 1, lo=0))
+        conaff = int(self.real(el, a, "conaffinity", 1, lo=0))
+        has_collision = contype != 0 or conaff != 0
+        kw = dict(mu=mu, has_collision=has_collision, label=a.get("name"))
+        if gtype != "plane":
+            kw["density"] = self.real(el, a, "density", 1000.0, lo=0.0)
+            if "mass" in a:
+                kw["mass"] = self.real(el, a, "mass", lo=0.0)
+        if gtype == "plane":
+            if body >= 0:
+                self.fail(el, "planes are only supported on the world body")
+            s = self._add(el, b.add_shape_plane, -1, pose, **kw)
+        elif gtype == "sphere":
+            need(1)
+            s = self._add(el, b.add_shape_sphere, body, pose, size[0], **kw)
+        elif gtype == "box":
+            need(3)
+            s = self._add(el, b.add_shape_box, body, pose, *size[:3], **kw)
+        else:
+            if half is None:
+                need(2)
+                half = size[1]
+            else:
+                need(1)
+            add = b.add_shape_capsule if gtype == "capsule" else b.add_shape_cylinder
+            s = self._add(el, add, body, pose, size[0], half, **kw)
+        self.shape_bits.append((contype, conaff))
+        name = a.get("name")
+        if name is not None:
+            if name in self.geom_index:
+                self.fail(el, "duplicate geom name")
+            self.geom_index[name] = s
+            self.geom_el[name] = (el, gtype, body, pose, size)
+
+    def site(self, el, a, body, frame):
+        pose = self.pose(el, a)
+        if "fromto" in a:
+            if any(k in a for k in _ORIENTATION) or "pos" in a:
+                self.fail(el, "fromto cannot be combined with pos or an orientation")
+            f = np.array(self.floats(el, a, "fromto", 6))
+            pose = (*(0.5 * (f[:3] + f[3:])), *self.zaxis(el, f[3:] - f[:3]))
+        self.floats(el, a, "size", (1, 2, 3))
+        name = a.get("name")
+        pose = tuple(float(c) for c in hm.transform_mul(frame, pose))
+        if name is not None:
+            if name in self.site_pose:
+                self.fail(el, "duplicate site name")
+            self.site_pose[name] = (body, pose)
+
+    def contact(self, el):
+        for c in el.children:
+            if c.tag != "exclude":
+                self.fail(c, "unsupported contact element (only <exclude> is supported)")
+            for k in c.attrib:
+                if k not in ("name", "body1", "body2"):
+                    self.fail(c, f"unsupported attribute {k!r}")
+            b1 = self.named(c, c.attrib, self.body_index, "body1", "body")
+            b2 = self.named(c, c.attrib, self.body_index, "body2", "body")
+            self.excludes.append((b1, b2))
+
+    def collision_filters(self):
+        """MuJoCo collides two geoms if (contype1 & conaffinity2) | (contype2 & conaffinity1); pairs of
+        imported shapes that fail the test, and pairs on excluded bodies, get a filter pair."""
+        b = self.scratch
+        n = b.shape_count
+        excluded = {(min(p, q), max(p, q)) for p, q in self.excludes}
+        for i in range(n):
+            if not b.shape_has_collision[i]:
+                continue
+            for j in range(i + 1, n):
+                if not b.shape_has_collision[j] or b.shape_body[i] == b.shape_body[j]:
+                    continue
+                ti, ai = self.shape_bits[i]
+                tj, aj = self.shape_bits[j]
+                bi, bj = b.shape_body[i], b.shape_body[j]
+                if not ((ti & aj) or (tj & ai)) or (min(bi, bj), max(bi, bj)) in excluded:
+                    b.add_shape_collision_filter_pair(i, j)
+
+    # -- tendons -------------------------------------------------------------------------------
+
+    def tendon(self, el):
+        if el.tag not in ("spatial", "fixed"):
+            self.fail(el, "unsupported element in <tendon> (expected <spatial> or <fixed>)")
+        a = self.attrs(el)
+        name = a.get("name")
+        if name is not None and name in self.tendon_index:
+            self.fail(el, "duplicate tendon name")
+        props = self.tendon_properties(el, a)
+        drive = self.tendon_drive.get(name) if name is not None else None
+        if drive is not None:
+            props.update(drive["props"])
+        b = self.scratch
+        if el.tag == "fixed":
+            joints, coefs = [], []
+            for c in el.children:
+                if c.tag != "joint":
+                    self.fail(c, "a fixed tendon holds only <joint> elements")
+                for k in c.attrib:
+                    if k not in ("joint", "coef"):
+                        self.fail(c, f"unsupported attribute {k!r}")
+                jn = c.attrib.get("joint")
+                joints.append(self.named(c, c.attrib, self.joint_index, "joint", "joint"))
+                if self.joint_type[jn] not in ("hinge", "slide"):
+                    self.fail(c, f"joint {jn!r} is a {self.joint_type[jn]} joint; fixed tendons need hinge or slide")
+                coefs.append(self.real(c, c.attrib, "coef", 0.0))
+            if not joints:
+                self.fail(el, "a fixed tendon needs at least one <joint>")
+            t = self._add(el, b.add_fixed_tendon, joints, coefs, label=name, **props)
+        else:
+            path = []
+            for c in el.children:
+                if c.tag == "site":
+                    for k in c.attrib:
+                        if k != "site":
+                            self.fail(c, f"unsupported attribute {k!r}")
+                    body, pose = self.named(c, c.attrib, self.site_pose, "site", "site")
+                    path.append(TendonSite(body=body, offset=tuple(pose[:3])))
+                elif c.tag == "geom":
+                    for k in c.attrib:
+                        if k not in ("geom", "sidesite"):
+                            self.fail(c, f"unsupported attribute {k!r}")
+                    self.named(c, c.attrib, self.geom_index, "geom", "geom")
+                    gel, gtype, body, pose, size = self.geom_el[c.attrib["geom"]]
+                    if gtype not in ("sphere", "cylinder"):
+                        self.fail(c, f"geom {c.attrib['geom']!r} is a {gtype}; tendons wrap spheres and cylinders only")
+                    side = None
+                    if "sidesite" in c.attrib:
+                        sb, sp = self.named(c, c.attrib, self.site_pose, "sidesite", "site")
+                        side = TendonSite(body=sb, offset=tuple(sp[:3]))
+                    axis = hm.quat_rotate(pose[3:], (0.0, 0.0, 1.0)) if gtype == "cylinder" else (0.0, 0.0, 1.0)
+                    path.append(
+                        TendonWrap(
+                            kind=gtype,
+                            body=body,
+                            offset=tuple(pose[:3]),
+                            axis=tuple(float(x) for x in axis),
+                            radius=size[0],
+                            side=side,
+                        )
+                    )
+                elif c.tag == "pulley":
+                    for k in c.attrib:
+                        if k != "divisor":
+                            self.fail(c, f"unsupported attribute {k!r}")
+                    div = self.floats(c, c.attrib, "divisor", 1)
+                    if div is None:
+                        self.fail(c, "attribute divisor is required")
+                    path.append(TendonPulley(divisor=div[0]))
+                else:
+                    self.fail(c, "a spatial tendon holds only <site>, <geom> and <pulley> elements")
+            t = self._add(el, b.add_spatial_tendon, path, label=name, **props)
+        if name is not None:
+            self.tendon_index[name] = t
+
+    def tendon_properties(self, el, a) -> dict:
+        p: dict = {}
+        if self.flag(el, a, "actuatorfrclimited", "auto") == "true" or (
+            "actuatorfrcrange" in a and self.flag(el, a, "actuatorfrclimited", "auto") == "auto" and self.autolimits
+        ):
+            self.fail(el, "actuatorfrcrange is not supported; put forcerange on the actuator instead")
+        if self.limited(el, a, "limited", "range"):
+            rng = self.floats(el, a, "range", 2)
+            if rng is None:
+                self.fail(el, "limited='true' needs a range")
+            p["lower_limit"], p["upper_limit"] = rng
+        p["limit_margin"] = self.real(el, a, "margin", lo=0.0)
+        sl = self.floats(el, a, "springlength", (1, 2))
+        if sl is not None and not (len(sl) == 1 and sl[0] == -1.0) and sl != (-1.0, -1.0):
+            p["spring_lower"], p["spring_upper"] = (sl[0], sl[0]) if len(sl) == 1 else sl
+        p["stiffness"] = self.real(el, a, "stiffness", lo=0.0)
+        p["damping"] = self.real(el, a, "damping", lo=0.0)
+        p["friction_loss"] = self.real(el, a, "frictionloss", lo=0.0)
+        p["armature"] = self.real(el, a, "armature", lo=0.0)
+        if "width" in a:
+            p["width"] = self.real(el, a, "width", lo=0.0)
+        return p
+
+    # -- actuators -----------------------------------------------------------------------------
+
+    def actuator(self, el):
+        if el.tag not in _ACTUATOR_TAGS:
+            self.fail(el, "unsupported actuator type (motor, position, velocity and general are supported)")
+        a = self.attrs(el)
+        name = a.get("name")
+        targets = [k for k in ("joint", "tendon", "site", "body", "jointinparent", "cranksite") if k in a]
+        if len(targets) != 1 or targets[0] not in ("joint", "tendon"):
+            self.fail(
+                el, "an actuator needs exactly one joint= or tendon= target (site, body and crank are not supported)"
+            )
+        target = targets[0]
+        gear = self.floats(el, a, "gear", (1, 2, 3, 4, 5, 6), default=(1.0,))
+        if any(g != 0.0 for g in gear[1:]):
+            self.fail(el, "only the first gear component is supported for joint and tendon targets")
+        gear = gear[0]
+        if gear == 0.0:
+            self.fail(el, "gear must be nonzero")
+        for k in ("actlimited", "actrange", "actdim", "actearly", "dampratio", "inheritrange"):
+            if k in a and not (k in ("actlimited",) and a[k] == "false"):
+                self.fail(el, f"attribute {k} is not supported")
+        if "lengthrange" in a:
+            logger.debug("%s: ignoring lengthrange", self.doc.where(el))
+        ctrl = None
+        if self.limited(el, a, "ctrllimited", "ctrlrange"):
+            ctrl = self.floats(el, a, "ctrlrange", 2)
+            if ctrl is None or ctrl[0] > ctrl[1]:
+                self.fail(el, "ctrlrange must be two increasing numbers")
+        force = None
+        if self.limited(el, a, "forcelimited", "forcerange"):
+            force = self.floats(el, a, "forcerange", 2)
+            if force is None or force[0] > force[1]:
+                self.fail(el, "forcerange must be two increasing numbers")
+        # Gain, bias and activation of f = gain * ctrl + b0 + b1 * L + b2 * Ldot, L = gear * length.
+        tau = 0.0
+        if el.tag == "motor":
+            g0, b0, b1, b2 = 1.0, 0.0, 0.0, 0.0
+        elif el.tag == "position":
+            kp = self.real(el, a, "kp", 1.0, lo=0.0)
+            kv = self.real(el, a, "kv", 0.0, lo=0.0)
+            if self.real(el, a, "timeconst", 0.0, lo=0.0) > 0.0:
+                self.fail(el, "timeconst (an activation filter on the position target) is not supported")
+            g0, b0, b1, b2 = kp, 0.0, -kp, -kv
+        elif el.tag == "velocity":
+            kv = self.real(el, a, "kv", 1.0, lo=0.0)
+            g0, b0, b1, b2 = kv, 0.0, 0.0, -kv
+        else:
+            dyn = self.choice(
+                el, a, "dyntype", ("none", "filterexact", "filter", "integrator", "muscle", "user"), "none"
+            )
+            gtype = self.choice(el, a, "gaintype", ("fixed", "affine", "muscle", "user"), "fixed")
+            btype = self.choice(el, a, "biastype", ("none", "affine", "muscle", "user"), "none")
+            if dyn not in ("none", "filterexact") or gtype != "fixed" or btype not in ("none", "affine"):
+                self.fail(
+                    el,
+                    "only gaintype='fixed', biastype='none'/'affine' and dyntype='none'/'filterexact' are supported",
+                )
+            gain = self.floats(el, a, "gainprm", None, default=(1.0,))
+            bias = (
+                (self.floats(el, a, "biasprm", None, default=()) + (0.0,) * 3)[:3] if btype == "affine" else (0.0,) * 3
+            )
+            if any(v != 0.0 for v in gain[1:]):
+                self.fail(el, "only gainprm[0] is supported")
+            g0, (b0, b1, b2) = gain[0], bias
+            if dyn == "filterexact":
+                dynprm = self.floats(el, a, "dynprm", None, default=(1.0,))
+                tau = dynprm[0]
+                if tau < 0.0:
+                    self.fail(el, "dynprm[0] (the filter time constant) must be >= 0")
+                if b0 != 0.0:
+                    self.fail(el, "a filtered actuator with a constant bias biasprm[0] is not supported")
+            if b1 > 0.0 or b2 > 0.0:
+                self.fail(el, "biasprm[1] and biasprm[2] must be <= 0 (a stabilizing servo)")
+        self.pending_actuators.append(
+            (
+                el,
+                name,
+                target,
+                a[target],
+                dict(kind=el.tag, gear=gear, g0=g0, b0=b0, b1=b1, b2=b2, tau=tau, ctrl=ctrl, force=force),
+            )
+        )
+        if target == "tendon":
+            self.tendon_actuator(el, name, a["tendon"], gear, g0, b0, b1, b2, tau, ctrl, force)
+        else:
+            self.joint_actuator(el, name, a["joint"], gear, g0, b0, b1, b2, tau, force)
+
+    def tendon_actuator(self, el, name, tname, gear, g0, b0, b1, b2, tau, ctrl, force):
+        if tname in self.tendon_drive:
+            self.fail(el, f"tendon {tname!r} already has the actuator {self.tendon_drive[tname]['name']!r}")
+        g2 = gear * gear
+        props = {"position_gain": 0.0 - g2 * b1, "velocity_gain": 0.0 - g2 * b2, "activation_time": tau}
+        lo, hi = -math.inf, math.inf
+        if force is not None:
+            lo, hi = sorted((gear * force[0], gear * force[1]))
+        if el.tag == "motor" and ctrl is not None:
+            clo, chi = sorted((gear * ctrl[0], gear * ctrl[1]))
+            lo, hi = max(lo, clo), min(hi, chi)
+            if lo > hi:
+                self.fail(el, "ctrlrange and forcerange do not overlap")
+        props["actuation_lower"], props["actuation_upper"] = lo, hi
+        if props["position_gain"] > 0.0:
+            props["target_length"] = 0.0  # MuJoCo's bias acts on the length itself (ctrl starts at 0)
+        if el.tag == "general":
+            props["drive_force"] = gear * b0
+        self.tendon_drive[tname] = {"name": name, "props": props, "el": el}
+
+    def joint_actuator(self, el, name, jname, gear, g0, b0, b1, b2, tau, force):
+        if jname in self.joint_drive:
+            self.fail(el, f"joint {jname!r} already has the actuator {self.joint_drive[jname]['name']!r}")
+        if force is not None:
+            self.fail(el, "forcerange on a joint actuator is not supported (joint drives have no force bound)")
+        if tau != 0.0 or b0 != 0.0:
+            self.fail(el, "filtered or biased joint actuators are not supported")
+        g2 = gear * gear
+        if b1 == 0.0 and b2 == 0.0:
+            mode = "motor"
+        elif b1 == -g0:
+            mode = "position"
+        elif b1 == 0.0 and b2 == -g0:
+            mode = "velocity"
+        else:
+            self.fail(el, "a joint actuator must be a motor, a position servo or a velocity servo")
+        drive = {"name": name, "mode": mode}
+        if mode == "position":
+            drive.update(ke=g2 * g0, kd=0.0 - g2 * b2)
+        elif mode == "velocity":
+            drive.update(kd=g2 * g0, velocity_servo=True)
+        self.joint_drive[jname] = drive
+
+    def finish_actuators(self):
+        for k, (el, name, target, tname, p) in enumerate(self.pending_actuators):
+            label = name if name is not None else f"actuator_{k}"
+            if label in self.info.actuators:
+                self.fail(el, "duplicate actuator name")
+            gear, ctrl = p["gear"], p["ctrl"]
+            if target == "tendon":
+                t = self.named(el, {"tendon": tname}, self.tendon_index, "tendon", "tendon")
+                if p["kind"] == "position":
+                    spec = ("transmission_target_length", 1.0 / gear, 0.0)
+                elif p["kind"] == "velocity":
+                    spec = ("transmission_target_velocity", 1.0 / gear, 0.0)
+                else:
+                    spec = ("transmission_drive_force", gear * p["g0"], gear * p["b0"])
+                index = t
+            else:
+                j = self.named(el, {"joint": tname}, self.joint_index, "joint", "joint")
+                if self.joint_type[tname] not in ("hinge", "slide"):
+                    self.fail(el, f"joint {tname!r} is a {self.joint_type[tname]} joint; actuators need hinge or slide")
+                mode = self.joint_drive[tname]["mode"]
+                spec = {
+                    "motor": ("joint_f", gear * p["g0"], 0.0),
+                    "position": ("joint_target_pos", 1.0 / gear, 0.0),
+                    "velocity": ("joint_target_vel", 1.0 / gear, 0.0),
+                }[mode]
+                index = j  # joint index; converted to a dof index after the merge
+            self.info.actuators[label] = MjcfActuator(
+                name=label,
+                kind=p["kind"],
+                target=target,
+                index=index,
+                control=spec[0],
+                scale=spec[1],
+                offset=spec[2],
+                ctrlrange=ctrl,
+            )
+
+    # -- equality ------------------------------------------------------------------------------
+
+    def equality(self, el):
+        if el.tag != "tendon":
+            self.fail(el, "unsupported equality constraint (only <tendon> is supported)")
+        a = self.attrs(el, kind="equality")
+        t1 = self.named(el, a, self.tendon_index, "tendon1", "tendon")
+        t2 = self.named(el, a, self.tendon_index, "tendon2", "tendon") if "tendon2" in a else None
+        poly = self.floats(el, a, "polycoef", (1, 2, 3, 4, 5), default=(0.0, 1.0, 0.0, 0.0, 0.0))
+        active = self.choice(el, a, "active", ("true", "false"), "true") == "true"
+        name = a.get("name")
+        c = self._add(el, self.scratch.add_tendon_coupling, t1, t2, list(poly), enabled=active, label=name)
+        self.info.couplings[name if name is not None else self.scratch.coupling_label[c]] = c
+
+
+def _matrix_to_quat(r) -> tuple:
+    """Quaternion (x, y, z, w) of a rotation matrix."""
+    tr = r[0, 0] + r[1, 1] + r[2, 2]
+    if tr > 0.0:
+        s = math.sqrt(tr + 1.0) * 2.0
+        return ((r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, 0.25 * s)
+    i = int(np.argmax([r[0, 0], r[1, 1], r[2, 2]]))
+    j, k = (i + 1) % 3, (i + 2) % 3
+    s = math.sqrt(1.0 + r[i, i] - r[j, j] - r[k, k]) * 2.0
+    q = [0.0, 0.0, 0.0, 0.0]
+    q[i] = 0.25 * s
+    q[j] = (r[j, i] + r[i, j]) / s
+    q[k] = (r[k, i] + r[i, k]) / s
+    q[3] = (r[k, j] - r[j, k]) / s
+    return tuple(q)
+
+
+def _quat_matrix(q) -> np.ndarray:
+    x, y, z, w = q
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def _quat_z_to(v) -> tuple:
+    """The minimal rotation taking +Z to the unit vector ``v`` (as MuJoCo's zaxis does)."""
+    z = np.array([0.0, 0.0, 1.0])
+    c = float(z @ v)
+    if c < -1.0 + 1e-12:
+        return (1.0, 0.0, 0.0, 0.0)
+    axis = np.cross(z, v)
+    s = np.linalg.norm(axis)
+    if s < 1e-12:
+        return _IDENTITY_Q
+    return hm.quat_from_axis_angle(axis / s, math.atan2(s, c))
+
+
+# ----------------------------------------------------------------------------------------------
+# Public entry points
+
+
+def add_mjcf(
+    builder,
+    source,
+    *,
+    xform=None,
+    floating: bool | None = None,
+    label_prefix: str = "",
+    world: int | None = None,
+) -> MjcfImport:
+    """Append an MJCF model to ``builder``, tendons, tendon actuators and tendon equalities included.
+
+    Args:
+        builder: The ``ModelBuilder`` to append to. It is left unchanged if anything fails.
+        source: A file path or an XML string starting with ``<``.
+        xform: Placement of the whole model (px, py, pz, qx, qy, qz, qw) [m]; default identity.
+        floating: None follows the file (``<freejoint>`` gives a free base, a jointless child of
+            ``<worldbody>`` is welded to the world); True gives every jointless root body a free
+            joint; False welds bodies with a free joint to the world instead.
+        label_prefix: Prepended to every label (bodies, shapes, joints, tendons, couplings).
+        world: World to add the model to (default ``builder.current_world``).
+
+    Returns:
+        An ``MjcfImport`` with name -> index tables (indices in ``builder``), the sites (body and
+        local pose), each actuator's control mapping, and ``<option>`` timestep and gravity.
+
+    Raises:
+        ValueError: broken XML, unknown names, bad values, or elements/attributes that would change
+            the physics but are not supported; the message names the file, line and element.
+        TypeError: non-numeric attribute values.
+    """
+    if not isinstance(label_prefix, str):
+        raise TypeError(f"add_mjcf: label_prefix must be a str, got {type(label_prefix).__name__}")
+    if floating is not None and not isinstance(floating, bool):
+        raise TypeError(f"add_mjcf: floating must be None, True or False, got {type(floating).__name__}")
+    doc = _Doc(source)
+    imp = _Importer(doc, type(builder), builder.up_axis, floating)
+    imp.run()
+    scratch = imp.scratch
+    for label in scratch.transmission_label:
+        if label_prefix + label in builder.transmission_label:
+            raise ValueError(
+                f"add_mjcf({doc.name}): the builder already has a transmission tendon labelled "
+                f"{label_prefix + label!r}; pass a label_prefix"
+            )
+    for label in scratch.coupling_label:
+        if label_prefix + label in builder.coupling_label:
+            raise ValueError(
+                f"add_mjcf({doc.name}): the builder already has a coupling labelled {label_prefix + label!r}; "
+                "pass a label_prefix"
+            )
+    b0, s0, j0 = builder.body_count, builder.shape_count, builder.joint_count
+    t0, c0, dof0 = builder.transmission_count, builder.coupling_count, builder.joint_dof_count
+    try:
+        builder.add_builder(scratch, xform=xform, world=world, label_prefix=label_prefix)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"add_mjcf({doc.name}): {e}") from None
+    info = imp.info
+    if info.gravity is not None:
+        builder.gravity = tuple(float(g) for g in info.gravity)
+    place = hm.IDENTITY if xform is None else tuple(float(c) for c in xform)
+    info.bodies = {k: v + b0 for k, v in imp.body_index.items()}
+    info.joints = {k: v + j0 for k, v in imp.joint_index.items()}
+    info.shapes = {k: v + s0 for k, v in imp.geom_index.items()}
+    info.tendons = {k: v + t0 for k, v in imp.tendon_index.items()}
+    info.couplings = {k: v + c0 for k, v in info.couplings.items()}
+    info.sites = {
+        k: (body + b0, pose) if body >= 0 else (-1, hm.transform_mul(place, pose))
+        for k, (body, pose) in imp.site_pose.items()
+    }
+    dof_start = np.concatenate([[0], np.cumsum([_dof_count(t) for t in scratch.joint_type])]).astype(int)
+    actuators = {}
+    for k, act in info.actuators.items():
+        index = act.index + t0 if act.target == "tendon" else int(dof_start[act.index]) + dof0
+        actuators[k] = MjcfActuator(
+            name=act.name,
+            kind=act.kind,
+            target=act.target,
+            index=index,
+            control=act.control,
+            scale=act.scale,
+            offset=act.offset,
+            ctrlrange=act.ctrlrange,
+        )
+    info.actuators = actuators
+    return info
+
+
+def _dof_count(jtype: int) -> int:
+    from warp_kernels import types as T
+
+    return T.JOINT_DOF_COUNT[int(jtype)]
+
+
+# ----------------------------------------------------------------------------------------------
+# Lowering of routed cables to MuJoCo spatial tendons
+
+
+_PLANE_TOL = 1.0e-6
+"""Relative distance [-] a roller's neighbour may lie off the roller plane (float32 poses)."""
+
+
+def _fmt(values) -> str:
+    return " ".join(repr(float(v)) for v in values)
+
+
+def _unique_names(labels: list[str], prefix: str) -> list[str]:
+    if len(set(labels)) == len(labels) and all(labels):
+        return [str(x) for x in labels]
+    return [f"{prefix}{i}" for i in range(len(labels))]
+
+
+def lower_tendons(model) -> str:
+    """MJCF text of a MuJoCo model holding ``model``'s bodies and its routed cables.
+
+    Bodies become top-level MuJoCo bodies at their initial pose: dynamic ones with a free joint
+    (three slide joints if their inertia is zero, since such bodies never rotate here), kinematic
+    ones as mocap bodies, static ones welded to the world. Joints, shapes and transmission tendons
+    are not lowered. Each routed cable becomes one spatial tendon:
+
+    * end anchors and frictionless pinholes -> sites on the guide's body;
+    * a frictionless, non-dynamic roller whose neighbouring guides lie in its plane at the initial
+      pose -> a cylinder wrap geom (``contype=0``, no mass) with a side site at twice the radius on
+      the winding side, so MuJoCo wraps the side the roller's ``orientation`` selects;
+    * the spans' material: with frictionless guides the tension is the same along the cable, so
+      the spans act as springs in series: total compliance ``C = sum c_i`` and total material
+      ``L`` (span rest lengths plus the initial wrapped arcs). ``C > 0`` gives ``stiffness = 1/C``
+      with ``springlength = "0 L"`` (a pull-only spring); ``C = 0`` gives the hard bound
+      ``range = "0 L"``.
+
+    Raises:
+        ValueError: naming the tendon and guide, for what has no faithful MuJoCo equivalent:
+            capstan friction (``mu > 0``), dynamic rollers, winches, internal anchors (the route
+            would have to be split), rollers at a route end or next to another roller (MuJoCo
+            needs a site on both sides of a wrap), rollers with out-of-plane neighbours (MuJoCo
+            wraps a helix, a roller projects), and nonzero span damping.
+    """
+    from warp_kernels import types as T
+
+    def get(name):
+        return getattr(model, name).numpy().astype(np.float64) if getattr(model, name) is not None else None
+
+    nb = model.body_count
+    body_q = get("body_q").reshape(nb, 7) if nb else np.zeros((0, 7))
+    mass = get("body_mass") if nb else np.zeros(0)
+    com = get("body_com").reshape(nb, 3) if nb else np.zeros((0, 3))
+    inertia = get("body_inertia").reshape(nb, 3, 3) if nb else np.zeros((0, 3, 3))
+    flags = model.body_flags.numpy() if nb else np.zeros(0, dtype=int)
+    body_names = _unique_names(list(model.body_label), "body_")
+    nt = model.tendon_count
+    tendon_names = _unique_names(list(model.tendon_label), "tendon_")
+    items: dict[int, list[str]] = {b: [] for b in range(-1, nb)}
+    tendons_xml = []
+    if nt:
+        start = np.append(model.tendon_start.numpy(), model.tendon_guide_count)
+        gtype = model.tendon_guide_type.numpy()
+        gflags = model.tendon_guide_flags.numpy()
+        gbody = model.tendon_guide_body.numpy()
+        goffset = get("tendon_guide_offset").reshape(-1, 3)
+        gaxis = get("tendon_guide_axis").reshape(-1, 3)
+        gradius = get("tendon_guide_radius")
+        gorient = model.tendon_guide_orientation.numpy()
+        gmu = get("tendon_guide_mu")
+        scomp = get("tendon_segment_compliance")
+        sdamp = get("tendon_segment_damping")
+        srest = get("tendon_segment_initial_rest_length")
+
+    def world_point(b, p):
+        if b < 0:
+            return np.asarray(p)
+        return body_q[b, :3] + _quat_matrix(body_q[b, 3:]) @ np.asarray(p)
+
+    def world_dir(b, v):
+        return np.asarray(v) if b < 0 else _quat_matrix(body_q[b, 3:]) @ np.asarray(v)
+
+    def local_point(b, p):
+        if b < 0:
+            return np.asarray(p)
+        return _quat_matrix(body_q[b, 3:]).T @ (np.asarray(p) - body_q[b, :3])
+
+    for t in range(nt):
+        g0, g1 = int(start[t]), int(start[t + 1])
+        n = g1 - g0
+        s0 = g0 - t
+        where = f"lower_tendons: tendon {t} ({model.tendon_label[t]!r})"
+        for k in range(n):
+            g = g0 + k
+            gw = f"{where} guide {k}"
+            kind = int(gtype[g])
+            if gflags[g] & int(T.GUIDE_FLAG_DYNAMIC):
+                raise ValueError(f"{gw}: dynamic rollers have no MuJoCo equivalent (different switching rules)")
+            if gflags[g] & int(T.GUIDE_FLAG_WINCH):
+                raise ValueError(f"{gw}: a winch pays out material; MuJoCo tendons have no material transport")
+            if kind != int(T.GUIDE_ANCHOR) and gmu[g] > 0.0:
+                raise ValueError(f"{gw}: capstan friction (mu={gmu[g]}) has no equivalent in MuJoCo tendons")
+            if kind == int(T.GUIDE_ANCHOR) and 0 < k < n - 1:
+                raise ValueError(
+                    f"{gw}: an internal anchor stops material transfer; MuJoCo would need the route split into "
+                    "separate tendons"
+                )
+            if kind == int(T.GUIDE_ROLLER):
+                if k == 0 or k == n - 1:
+                    raise ValueError(f"{gw}: a roller at a route end has no site on one side (MuJoCo needs both)")
+                if gtype[g - 1] == int(T.GUIDE_ROLLER) or gtype[g + 1] == int(T.GUIDE_ROLLER):
+                    raise ValueError(f"{gw}: successive rollers need an intervening site in MuJoCo")
+        for k in range(n - 1):
+            if sdamp[s0 + k] != 0.0:
+                raise ValueError(
+                    f"{where} guide {k + 1}: span damping ({sdamp[s0 + k]} N s/m) has no faithful MuJoCo "
+                    "equivalent (MuJoCo damps the whole tendon, also while slack)"
+                )
+        elements = []
+        material = float(np.sum(srest[s0 : s0 + n - 1]))
+        for k in range(n):
+            g = g0 + k
+            b = int(gbody[g])
+            if gtype[g] != int(T.GUIDE_ROLLER):
+                sname = f"{tendon_names[t]}_site{k}"
+                items[b].append(f'<site name="{sname}" pos="{_fmt(goffset[g])}"/>')
+                elements.append(f'<site site="{sname}"/>')
+                continue
+            c = world_point(b, goffset[g])
+            axis = world_dir(b, gaxis[g])
+            axis = axis / np.linalg.norm(axis)
+            r = float(gradius[g])
+            o = int(gorient[g])
+            p_in = world_point(int(gbody[g - 1]), goffset[g - 1])
+            p_out = world_point(int(gbody[g + 1]), goffset[g + 1])
+            for p in (p_in, p_out):
+                off = abs(float((p - c) @ axis))
+                if off > _PLANE_TOL * max(1.0, float(np.linalg.norm(p - c))):
+                    raise ValueError(
+                        f"{where} guide {k}: a neighbouring guide lies {off:.3g} m off the roller plane; MuJoCo "
+                        "wraps a helix there while the roller projects the span, so the lengths differ"
+                    )
+            t_in = _tangent_point(c, axis, r, p_in, o)
+            t_out = _tangent_point(c, axis, r, p_out, -o)
+            a_in, a_out = t_in - c, t_out - c
+            wrap = math.atan2(float(o * axis @ np.cross(a_in, a_out)), float(a_in @ a_out))
+            if wrap < 0.0:
+                wrap += 2.0 * math.pi
+            material += r * wrap
+            chord = p_out - p_in
+            side = -o * np.cross(axis, chord)
+            if np.linalg.norm(side) < 1e-12:
+                raise ValueError(f"{where} guide {k}: the roller's neighbours coincide; the winding side is undefined")
+            side = c + 2.0 * r * side / np.linalg.norm(side)
+            gname = f"{tendon_names[t]}_roller{k}"
+            sname = f"{tendon_names[t]}_side{k}"
+            local_axis = gaxis[g] / np.linalg.norm(gaxis[g])
+            items[b].append(
+                f'<geom name="{gname}" type="cylinder" size="{r!r} {r!r}" pos="{_fmt(goffset[g])}" '
+                f'zaxis="{_fmt(local_axis)}" contype="0" conaffinity="0" mass="0" group="3"/>'
+            )
+            items[b].append(f'<site name="{sname}" pos="{_fmt(local_point(b, side))}"/>')
+            elements.append(f'<geom geom="{gname}" sidesite="{sname}"/>')
+        compliance = float(np.sum(scomp[s0 : s0 + n - 1]))
+        if compliance > 0.0:
+            law = f'stiffness="{1.0 / compliance!r}" springlength="0 {material!r}"'
+        else:
+            law = f'limited="true" range="0 {material!r}"'
+        tendons_xml.append(f'    <spatial name="{tendon_names[t]}" {law}>{"".join(elements)}</spatial>')
+
+    g = model.gravity.numpy()[0] if model.gravity is not None and len(model.gravity) else (0.0, 0.0, -9.81)
+    lines = [
+        '<mujoco model="newton_tendon">',
+        '  <compiler angle="radian" autolimits="true"/>',
+        f'  <option gravity="{_fmt(g)}"/>',
+        "  <worldbody>",
+    ]
+    lines += [f"    {x}" for x in items[-1]]
+    for b in range(nb):
+        q = body_q[b]
+        kinematic = bool(flags[b] & int(T.BODY_KINEMATIC))
+        mocap = ' mocap="true"' if kinematic else ""
+        lines.append(
+            f'    <body name="{body_names[b]}" pos="{_fmt(q[:3])}" quat="{_fmt((q[6], q[3], q[4], q[5]))}"{mocap}>'
+        )
+        if not kinematic and mass[b] > 0.0:
+            i = inertia[b]
+            if np.max(np.abs(i)) > 0.0:
+                lines.append("      <freejoint/>")
+            else:
+                lines += [f'      <joint type="slide" axis="{ax}"/>' for ax in ("1 0 0", "0 1 0", "0 0 1")]
+                i = np.eye(3) * 1e-9 * mass[b]
+            full = (i[0, 0], i[1, 1], i[2, 2], i[0, 1], i[0, 2], i[1, 2])
+            lines.append(f'      <inertial pos="{_fmt(com[b])}" mass="{float(mass[b])!r}" fullinertia="{_fmt(full)}"/>')
+        lines += [f"      {x}" for x in items[b]]
+        lines.append("    </body>")
+    lines.append("  </worldbody>")
+    if tendons_xml:
+        lines += ["  <tendon>", *tendons_xml, "  </tendon>"]
+    lines.append("</mujoco>")
+    return "\n".join(lines) + "\n"
+
+
+def _tangent_point(c, n, r, x, s) -> np.ndarray:
+    """Tangent point on the roller circle (centre ``c``, unit axis ``n``, radius ``r``) of the span to
+    the far point ``x``, on side ``s`` (+orientation for the arriving span, -orientation leaving)."""
+    d = x - c
+    d = d - n * (d @ n)
+    dist = float(np.linalg.norm(d))
+    if dist <= r:
+        raise ValueError("a neighbouring guide lies inside the roller")
+    e1 = d / dist
+    e2 = np.cross(n, e1)
+    ca = r / dist
+    sa = math.sqrt(max(0.0, 1.0 - ca * ca))
+    return c + r * (ca * e1 + s * sa * e2)
+
+
+__all__ = ["MjcfActuator", "MjcfImport", "add_mjcf", "lower_tendons"]
