@@ -973,6 +973,11 @@ class ModelBuilder(TransmissionBuilder):
                     raise ValueError(f"{go}: dynamic=True is not supported on the first or last guide")
                 if guides and guides[-1]["dynamic"]:
                     raise ValueError(f"{go}: dynamic rollers cannot be adjacent (guide {i - 1} is dynamic too)")
+            if not isinstance(g.winch, (bool, np.bool_)):
+                raise TypeError(f"{go}: winch must be a bool, got {type(g.winch).__name__}")
+            winch = bool(g.winch)
+            if winch and (gtype != TendonGuideType.ANCHOR or 0 < i < n - 1):
+                raise ValueError(f"{go}: winch=True is only supported on an ANCHOR that is the first or last guide")
             gattrs = self._check_custom_values(go, g.custom_attributes, AttributeFrequency.TENDON_GUIDE)
             sattrs = self._check_custom_values(go, g.segment_custom_attributes, AttributeFrequency.TENDON_SEGMENT)
             if i == 0 and sattrs:
@@ -982,7 +987,7 @@ class ModelBuilder(TransmissionBuilder):
                 dict(
                     body=body,
                     type=gtype,
-                    flags=T.GUIDE_FLAG_DYNAMIC if dynamic else 0,
+                    flags=(T.GUIDE_FLAG_DYNAMIC if dynamic else 0) | (T.GUIDE_FLAG_WINCH if winch else 0),
                     dynamic=dynamic,
                     offset=offset,
                     axis=tuple(c / norm for c in axis),

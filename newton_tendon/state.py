@@ -39,6 +39,9 @@ class State:
         shape [tendon_segment_count], wp.vec3."""
         self.tendon_segment_attachment_local_r = wp.zeros(ns, dtype=wp.vec3, device=dev)
         """Right material point of each span in its guide body's frame [m], shape [tendon_segment_count], wp.vec3."""
+        self.tendon_guide_winch_paid = wp.zeros(ng, dtype=float, device=dev)
+        """Cable paid out at each winch guide so far [m] (what the solver applied of
+        ``Control.tendon_guide_winch_length``; 0 at other guides), shape [tendon_guide_count], float32."""
         self.tendon_seeded = wp.zeros(nt, dtype=wp.int32, device=dev)
         """1 once a tendon's history was initialized (the first step seeds it from the model's baseline),
         shape [tendon_count], int32."""
@@ -85,6 +88,7 @@ class State:
         self.tendon_history.ml = self.tendon_segment_attachment_local_l
         self.tendon_history.mr = self.tendon_segment_attachment_local_r
         self.tendon_history.seeded = self.tendon_seeded
+        self.tendon_history.winch = self.tendon_guide_winch_paid
 
     def clear_forces(self):
         """Zero the external forces ``body_f`` (graph-capturable)."""
@@ -112,6 +116,11 @@ class Control:
         """Drive velocity target per dof [m/s or rad/s], shape [joint_dof_count], float32."""
         self.joint_f = wp.zeros(n, dtype=float, device=dev)
         """Generalized force per dof [N or N m] (revolute and prismatic joints), shape [joint_dof_count], float32."""
+        self.tendon_guide_winch_length = wp.zeros(model.tendon_guide_count, dtype=float, device=dev)
+        """Cable paid out at each winch guide [m], relative to the initial state (positive lengthens the
+        span next to the winch, negative reels in), read at the start of every step; ignored at guides
+        without ``TendonGuideFlags.WINCH``; the span cannot be reeled in below 1e-6 m (what was applied is
+        ``State.tendon_guide_winch_paid``), shape [tendon_guide_count], float32."""
         nx = model.transmission_count
 
         def clone(arr, dtype):

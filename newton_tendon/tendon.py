@@ -31,6 +31,9 @@ class TendonGuideFlags(enum.IntFlag):
     DYNAMIC = T.GUIDE_FLAG_DYNAMIC
     """The roller engages and releases from the route at the start of each step."""
 
+    WINCH = T.GUIDE_FLAG_WINCH
+    """An end ANCHOR that pays out or reels in cable: ``Control.tendon_guide_winch_length`` [m]."""
+
 
 class AttributeFrequency(enum.IntEnum):
     """The domain a custom attribute has one value per."""
@@ -59,6 +62,8 @@ class TendonGuide:
         orientation: Winding side of a roller, +1 (counter-clockwise about ``axis``) or -1.
         mu: Capstan friction coefficient [-] of a PINHOLE or ROLLER (0 = free slip).
         dynamic: The roller engages/releases automatically (internal ROLLER only).
+        winch: The guide is a winch (first or last ANCHOR only): ``Control.tendon_guide_winch_length``
+            sets the cable paid out there [m] relative to the initial state, per step.
         offset: Guide point or roller centre in the body frame [m].
         axis: Roller axis in the body frame (normalized at build time).
         compliance: Compliance of the incoming span [m/N] (1/stiffness; 0 = inextensible).
@@ -74,6 +79,7 @@ class TendonGuide:
     orientation: int = 1
     mu: float = 0.0
     dynamic: bool = False
+    winch: bool = False
     offset: tuple = (0.0, 0.0, 0.0)
     axis: tuple = (0.0, 0.0, 1.0)
     compliance: float = 0.0

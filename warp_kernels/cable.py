@@ -60,6 +60,7 @@ from warp_kernels.routing import (
     guide_point,
     is_dynamic,
     is_roller,
+    is_winch,
     roller_frame,
     span_points,
     span_points_from,
@@ -98,6 +99,7 @@ class TendonHistory:
     ml: wp.array(dtype=wp.vec3)
     mr: wp.array(dtype=wp.vec3)
     seeded: wp.array(dtype=wp.int32)
+    winch: wp.array(dtype=float)
 
 
 @wp.struct
@@ -376,6 +378,7 @@ def seed_tendon(
     g1 = tm.start[t + 1]
     for g in range(g0, g1):
         active[g] = baseline_active[g]
+        hist.winch[g] = 0.0
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
         rest[s] = baseline_rest[s]
@@ -406,6 +409,15 @@ def reset_tendons(
     seed_tendon(tm, t, body_q, baseline_rest, baseline_active, hist)
 
 
+@wp.func
+def winch_span(hist: TendonHistory, s: int, g: int, command: float):
+    """Apply winch guide ``g``'s paid-out command [m] to the rest length of its span ``s``."""
+    old = hist.rest[s]
+    new = wp.max(old + (command - hist.winch[g]), wp.min(old, REST_LENGTH_FLOOR))
+    hist.rest[s] = new
+    hist.winch[g] = hist.winch[g] + (new - old)
+
+
 @wp.kernel
 def begin_step(
     tm: TendonModel,
@@ -414,13 +426,15 @@ def begin_step(
     baseline_rest: wp.array(dtype=float),
     baseline_active: wp.array(dtype=wp.int32),
     hist_in: TendonHistory,
+    winch_length: wp.array(dtype=float),
     # Out:
     hist: TendonHistory,
     work: TendonWork,
 ):
     """Accept the pose ``body_q`` (the step's input state): fold wound arcs into the spans, move the
-    material points to the current tangent points, engage or release dynamic rollers, and record
-    each span's starting length for damping. Reads ``*_in`` history, writes the output state's."""
+    material points to the current tangent points, engage or release dynamic rollers, pay out or
+    reel in cable at winches, and record each span's starting length for damping. Reads ``*_in``
+    history, writes the output state's."""
     t = wp.tid()
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
@@ -436,6 +450,7 @@ def begin_step(
         hist.seeded[t] = 1
         for g in range(g0, g1):
             active[g] = hist_in.active[g]
+            hist.winch[g] = hist_in.winch[g]
         for g in range(g0 + 1, g1):
             s = seg_index(t, g)
             rest[s] = hist_in.rest[s]
@@ -497,6 +512,14 @@ def begin_step(
                     mr[s_in] = to_local(tm, g, body_q, t_in)
                     ml[s_out] = to_local(tm, g, body_q, t_out)
                     active[g] = 1
+
+    # Winches (first or last anchor): the span next to the winch gains the commanded change of paid-out
+    # cable, p_cmd - p_applied [m]; reeling in stops at the rest-length floor, and the state records
+    # what was applied, so an over-long reel-in does not accumulate a debt.
+    if is_winch(tm, g0):
+        winch_span(hist, out_segment(t, g0, active), g0, winch_length[g0])
+    if g1 - 1 > g0 and is_winch(tm, g1 - 1):
+        winch_span(hist, seg_index(t, g1 - 1), g1 - 1, winch_length[g1 - 1])
 
     # Starting lengths (damping) and the wrap diagnostic of fixed rollers.
     for g in range(g0 + 1, g1):

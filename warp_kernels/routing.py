@@ -24,7 +24,7 @@ Reference: Mueller, Chentanez, Jeschke, Macklin, "Cable Joints", SCA 2018 (route
 
 import warp as wp
 
-from warp_kernels.types import GUIDE_ANCHOR, GUIDE_FLAG_DYNAMIC, GUIDE_PINHOLE, GUIDE_ROLLER
+from warp_kernels.types import GUIDE_ANCHOR, GUIDE_FLAG_DYNAMIC, GUIDE_FLAG_WINCH, GUIDE_PINHOLE, GUIDE_ROLLER
 
 wp.set_module_options({"enable_backward": False})
 
@@ -64,6 +64,11 @@ def is_roller(tm: TendonModel, g: int):
 @wp.func
 def is_dynamic(tm: TendonModel, g: int):
     return (tm.guide_flags[g] & GUIDE_FLAG_DYNAMIC) != 0
+
+
+@wp.func
+def is_winch(tm: TendonModel, g: int):
+    return (tm.guide_flags[g] & GUIDE_FLAG_WINCH) != 0
 
 
 @wp.func

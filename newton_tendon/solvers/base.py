@@ -196,6 +196,8 @@ class SolverBase:
         self.tendon_length = wp.zeros(nt, dtype=float, device=dev)
         """Geometric length per tendon [m]: free spans plus wrapped arcs at the final pose."""
 
+        self._winch_idle = wp.zeros(ng, dtype=float, device=dev)
+        """Winch commands used when ``step`` gets no control (nothing paid out)."""
         work = cable_kernels.TendonWork()
         work.l0 = wp.zeros(ns, dtype=float, device=dev)
         work.lam = self.tendon_segment_lambda
@@ -559,10 +561,11 @@ class SolverBase:
         """Body of each transmission slot (-1: the world), shape [transmission_slot_count], int32."""
         return self._transmission_scratch.body
 
-    def _begin_tendon_step(self, state_in: State, state_out: State):
+    def _begin_tendon_step(self, state_in: State, state_out: State, control=None):
         m = self.model
         if not m.tendon_count:
             return
+        winch = self._winch_idle if control is None else control.tendon_guide_winch_length
         self.tendon_segment_lambda.zero_()
         wp.launch(
             cable_kernels.begin_step,
@@ -574,6 +577,7 @@ class SolverBase:
                 m.tendon_segment_initial_rest_length,
                 m.tendon_guide_initial_active,
                 state_in.tendon_history,
+                winch,
             ],
             outputs=[state_out.tendon_history, self._tendon_work],
             device=self.device,

@@ -183,7 +183,7 @@ class SolverVBD(SolverBase):
         dev = self.device
         self._bind_multipliers(state_in, state_out)
         self._predict(state_in, state_out, control, dt)
-        self._begin_tendon_step(state_in, state_out)
+        self._begin_tendon_step(state_in, state_out, control)
         self._begin_transmissions(state_in, state_out, control, dt)
         self._xs.body_qd = state_out.body_qd  # the predicted velocities during the sweeps
         self._xs.scratch = self._transmission_scratch  # rebound term coordinates

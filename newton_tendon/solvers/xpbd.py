@@ -87,7 +87,7 @@ class SolverXPBD(SolverBase):
             return
         dt = float(dt)
         self._predict(state_in, state_out, control, dt)
-        self._begin_tendon_step(state_in, state_out)
+        self._begin_tendon_step(state_in, state_out, control)
         self._begin_transmissions(state_in, state_out, control, dt)
         for _ in range(self.iterations):
             self._solve_positions(state_in, state_out, control, contacts, dt)

@@ -1,0 +1,193 @@
+"""Winches on routed cables: an end ANCHOR flagged ``winch=True`` pays out or reels in cable.
+
+Model (docs/cables.md, "Winches"): at the start of each step the span next to the winch gains
+``p_cmd - p_applied`` of rest length [m], where ``p_cmd`` is ``Control.tendon_guide_winch_length``
+and ``p_applied`` is ``State.tendon_guide_winch_paid``. For an inextensible cable over a frictionless
+guide the payload therefore moves by exactly the commanded change of paid-out length, and the
+material of the tendon (``tendon_total_cable``) changes by the same amount.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import warp as wp
+
+import newton_tendon as nt
+
+from .helpers import Sim
+
+ROLLER = (0.0, 0.0, 2.0)
+RADIUS = 0.1
+MASS = 1.0
+DT = 1.0 / 240.0
+
+
+def _winch_scene(winch_first: bool = True) -> tuple[nt.ModelBuilder, int]:
+    """A payload hanging from a world roller; the cable runs horizontally to a world winch."""
+    b = nt.ModelBuilder()
+    payload = b.add_body(xform=(RADIUS, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=MASS, inertia=np.eye(3) * 1e-2)
+    winch = nt.TendonGuide(body=-1, offset=(-1.0, 0.0, ROLLER[2] + RADIUS), winch=True)
+    roller = dict(body=-1, guide_type=nt.TendonGuideType.ROLLER, offset=ROLLER, axis=(0.0, 1.0, 0.0), radius=RADIUS)
+    span = dict(compliance=1e-6, damping=20.0)
+    if winch_first:
+        # -X to +X over the top: counter-clockwise about +Y.
+        route = [winch, nt.TendonGuide(orientation=1, **roller, **span), nt.TendonGuide(body=payload, **span)]
+    else:
+        route = [
+            nt.TendonGuide(body=payload),
+            nt.TendonGuide(orientation=-1, **roller, **span),
+            nt.TendonGuide(body=-1, offset=(-1.0, 0.0, ROLLER[2] + RADIUS), winch=True, **span),
+        ]
+    b.add_tendon(route, label="winch_cable")
+    return b, payload
+
+
+@pytest.mark.parametrize("winch_first", [True, False])
+def test_winch_lifts_payload_by_commanded_length(device, solver, winch_first):
+    """Reel in 0.3 m over 1 s: the payload rises 0.3 m within 1 % (the issue's criterion; the cable's
+    stretch under 1 kg at 1e-6 m/N is 1e-5 m, far below it) and the material drops by 0.3 m."""
+    b, payload = _winch_scene(winch_first)
+    sim = Sim(b, device, contacts=False, solver=solver)
+    g_winch = 0 if winch_first else 2
+    sim.step(DT, 120)
+    z0 = sim.body_q()[payload, 2]
+    cable0 = sim.solver.tendon_total_cable.numpy()[0]
+    cmd = np.zeros(3, dtype=np.float32)
+    for i in range(240):
+        cmd[g_winch] = -0.3 * min(1.0, (i + 1) / 240.0)
+        sim.control.tendon_guide_winch_length.assign(cmd)
+        sim.step(DT)
+    sim.step(DT, 240)
+    q = sim.body_q()
+    assert np.all(np.isfinite(q))
+    lift = q[payload, 2] - z0
+    assert abs(lift - 0.3) < 0.003, lift
+    paid = sim.state_0.tendon_guide_winch_paid.numpy()
+    np.testing.assert_allclose(paid[g_winch], -0.3, rtol=1e-6)
+    assert paid[1] == 0.0 and paid[2 - g_winch] == 0.0
+    # Material is the sum of rest lengths and wound arcs (float32 sums of ~2 m: 1e-6 relative).
+    cable1 = sim.solver.tendon_total_cable.numpy()[0]
+    assert abs((cable1 - cable0) + 0.3) < 2e-5, cable1 - cable0
+
+
+def test_winch_pays_out(device):
+    """Paying out 0.2 m lowers the payload by 0.2 m (1 %)."""
+    b, payload = _winch_scene()
+    sim = Sim(b, device, contacts=False)
+    sim.step(DT, 120)
+    z0 = sim.body_q()[payload, 2]
+    for i in range(120):
+        sim.control.tendon_guide_winch_length.assign(np.array([0.2 * (i + 1) / 120.0, 0.0, 0.0], np.float32))
+        sim.step(DT)
+    sim.step(DT, 360)
+    assert abs((z0 - sim.body_q()[payload, 2]) - 0.2) < 0.002
+
+
+def test_winch_reel_in_stops_at_floor_without_debt(device, solver):
+    """Reeling in more than the span holds stops at the 1e-6 m rest-length floor; the applied amount is
+    what ``tendon_guide_winch_paid`` reports, so a later pay-out acts at once (no hidden debt).
+    Two anchors only, so no material flows into the span from elsewhere."""
+    b = nt.ModelBuilder()
+    body = b.add_body(xform=(0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=MASS, inertia=np.eye(3) * 1e-2)
+    b.add_tendon([nt.TendonGuide(body=-1, offset=(0.0, 0.0, 2.0), winch=True), nt.TendonGuide(body=body)])
+    sim = Sim(b, device, contacts=False, solver=solver)
+    rest0 = sim.state_0.tendon_segment_rest_length.numpy()[0]
+    sim.control.tendon_guide_winch_length.assign(np.array([-5.0, 0.0], np.float32))
+    sim.step(DT, 5)
+    paid = sim.state_0.tendon_guide_winch_paid.numpy()[0]
+    rest = sim.state_0.tendon_segment_rest_length.numpy()[0]
+    assert rest == pytest.approx(1e-6, abs=1e-7)
+    assert paid == pytest.approx(-(rest0 - rest), rel=1e-5)
+    for arr in (sim.body_q(), sim.body_qd(), sim.solver.tendon_segment_material_tension.numpy()):
+        assert np.all(np.isfinite(arr))
+    sim.control.tendon_guide_winch_length.assign(np.array([paid + 0.5, 0.0], np.float32))
+    sim.step(DT)
+    assert sim.state_0.tendon_segment_rest_length.numpy()[0] == pytest.approx(rest + 0.5, abs=1e-6)
+
+
+def test_winch_reels_whole_cable_over_roller_finite(device, solver):
+    """Commanding far more reel-in than the cable holds, over a frictionless roller (material flows to
+    the winch span, so every step reels in more): the state stays finite and the material never goes
+    negative."""
+    b, _ = _winch_scene()
+    sim = Sim(b, device, contacts=False, solver=solver)
+    sim.control.tendon_guide_winch_length.assign(np.array([-5.0, 0.0, 0.0], np.float32))
+    sim.step(DT, 60)
+    for arr in (sim.body_q(), sim.body_qd(), sim.solver.tendon_segment_material_tension.numpy()):
+        assert np.all(np.isfinite(arr))
+    assert np.all(sim.state_0.tendon_segment_rest_length.numpy() >= 0.0)
+    assert sim.state_0.tendon_guide_winch_paid.numpy()[0] >= -5.0
+
+
+def test_winch_reset_and_no_control(device):
+    """``reset`` clears what a world's winch paid out; stepping without a control uses the default
+    control (nothing paid out), as for every other control input."""
+    b, _ = _winch_scene()
+    scene = nt.ModelBuilder()
+    scene.replicate(b, 2)
+    sim = Sim(scene, device, contacts=False)
+    sim.control.tendon_guide_winch_length.assign(np.array([0.1, 0, 0, 0.2, 0, 0], np.float32))
+    sim.step(DT, 3)
+    np.testing.assert_allclose(sim.state_0.tendon_guide_winch_paid.numpy()[[0, 3]], [0.1, 0.2], rtol=1e-6)
+    mask = wp.array([0, 1], dtype=wp.int32, device=sim.model.device)
+    sim.solver.reset(sim.state_0, mask)
+    np.testing.assert_allclose(sim.state_0.tendon_guide_winch_paid.numpy()[[0, 3]], [0.1, 0.0], rtol=1e-6)
+    rest = sim.state_0.tendon_segment_rest_length.numpy()
+    np.testing.assert_array_equal(rest[2:], sim.model.tendon_segment_initial_rest_length.numpy()[2:])
+    # No control: back to the default command, zero paid out.
+    sim.solver.step(sim.state_0, sim.state_1, None, None, DT)
+    np.testing.assert_array_equal(sim.state_1.tendon_guide_winch_paid.numpy(), np.zeros(6, np.float32))
+
+
+@pytest.mark.parametrize(
+    "route, match",
+    [
+        ("pinhole", "winch=True is only supported on an ANCHOR"),
+        ("middle", "winch=True is only supported on an ANCHOR"),
+        ("type", "winch must be a bool"),
+    ],
+)
+def test_winch_validation(route, match):
+    b = nt.ModelBuilder()
+    body = b.add_body(mass=1.0, inertia=np.eye(3))
+    a = nt.TendonGuide(body=-1)
+    end = nt.TendonGuide(body=body)
+    if route == "pinhole":
+        guides = [a, nt.TendonGuide(body=-1, guide_type=nt.TendonGuideType.PINHOLE, offset=(0, 0, 1), winch=True), end]
+    elif route == "middle":
+        guides = [a, nt.TendonGuide(body=-1, offset=(0, 0, 1), winch=True), end]
+    else:
+        guides = [nt.TendonGuide(body=-1, winch=1), end]
+    before = b.tendon_count
+    with pytest.raises((ValueError, TypeError), match=match):
+        b.add_tendon(guides)
+    assert b.tendon_count == before
+
+
+def test_winch_flag_in_model():
+    b, _ = _winch_scene()
+    model = b.finalize("cpu")
+    flags = model.tendon_guide_flags.numpy()
+    assert flags[0] & int(nt.TendonGuideFlags.WINCH)
+    assert not flags[1] & int(nt.TendonGuideFlags.WINCH)
+
+
+def test_winch_command_written_between_graph_replays(device, solver):
+    """The winch command is read inside the captured step: rewriting the control array in place
+    between replays (as a policy does) gives bitwise the trajectory of direct stepping."""
+    b, payload = _winch_scene()
+    direct = Sim(b, device, contacts=False, solver=solver)
+    captured = Sim(b, device, contacts=False, solver=solver)
+    for sim in (direct, captured):
+        sim.step(DT, 2)  # compile and seed outside the capture
+    with wp.ScopedCapture(device=captured.model.device) as cap:
+        captured.step(DT, 2)
+    for i in range(60):
+        cmd = np.array([-0.2 * (i + 1) / 60.0, 0.0, 0.0], np.float32)
+        for sim in (direct, captured):
+            sim.control.tendon_guide_winch_length.assign(cmd)
+        wp.capture_launch(cap.graph)
+        direct.step(DT, 2)
+    np.testing.assert_array_equal(captured.body_q(), direct.body_q())
+    np.testing.assert_allclose(captured.state_0.tendon_guide_winch_paid.numpy()[0], -0.2, rtol=1e-6)
