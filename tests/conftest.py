@@ -1,6 +1,7 @@
 """Test configuration: every test runs on the devices named by NEWTON_TENDON_TEST_DEVICES (default: cpu)."""
 
 import os
+import sys
 
 import pytest
 import warp as wp
@@ -57,3 +58,17 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 settings.load_profile("ci")
+
+# Hypothesis (6.13x and later) mixes numeric constants found in every imported local module into its
+# generated data, so a derandomized run draws different examples whenever any source file changes
+# (even one the fuzz tests never touch). The ci profile must give the same examples for the same
+# tests, so it stops that discovery here: only the tests and their strategies decide the examples.
+# The long profile keeps it (more varied data). Internal API, so guarded: if it moves, generation
+# merely varies with the code again.
+if not any(a.startswith("--hypothesis-profile") for a in sys.argv):
+    try:
+        from hypothesis.internal.conjecture import providers as _providers
+
+        _providers._get_local_constants = lambda: _providers._local_constants
+    except (ImportError, AttributeError):  # pragma: no cover
+        pass
