@@ -3,9 +3,10 @@
 Code written for newton's tendon API runs with ``import newton_tendon as newton``.
 """
 
-from . import solvers
+from . import io, solvers
 from .builder import ModelBuilder
 from .collision import CollisionPipeline, Contacts
+from .io import load, save
 from .kinematics import eval_joint_coordinates
 from .model import Model, ModelFlags
 from .state import Control, State
@@ -27,5 +28,8 @@ __all__ = [
     "ModelFlags",
     "State",
     "eval_joint_coordinates",
+    "io",
+    "load",
+    "save",
     "solvers",
 ]
