@@ -3,7 +3,8 @@
 Code written for newton's tendon API runs with ``import newton_tendon as newton``.
 """
 
-from . import io, solvers
+from . import _usd_plugin  # noqa: F401  (first: sets USD's plugin path before pxr loads)
+from . import io, rl, solvers
 from .builder import ModelBuilder
 from .collision import CollisionPipeline, Contacts
 from .io import load, save
@@ -30,6 +31,7 @@ __all__ = [
     "eval_joint_coordinates",
     "io",
     "load",
+    "rl",
     "save",
     "solvers",
 ]

@@ -930,3 +930,11 @@ def add_usd(
         "kilograms_per_unit": imp.kpu,
         "up_axis": imp.up_axis,
     }
+
+
+def write_tendons(stage, builder_or_model, **kwargs):
+    """Author the routed cables and transmission tendons of a builder or Model on ``stage``.
+    See :func:`newton_tendon.usd_tendons.write_tendons`."""
+    from .usd_tendons import write_tendons as _write
+
+    return _write(stage, builder_or_model, **kwargs)
