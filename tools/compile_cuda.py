@@ -20,7 +20,7 @@ def kernel_modules() -> list[str]:
 
     names = [f"warp_kernels.{m.name}" for m in pkgutil.iter_modules(warp_kernels.__path__)]
     # Host modules that define their own kernels.
-    names += ["newton_tendon.solvers.base"]
+    names += ["newton_tendon.solvers.base", "newton_tendon.rl", "examples.env_finger", "examples.env_payload"]
     return names
 
 

@@ -1,0 +1,254 @@
+"""A payload lifted by a winch over a roller, as a batched reinforcement-learning environment.
+
+One routed cable (``ModelBuilder.add_tendon``) runs from a winch anchored to the world, over a
+fixed roller, down to a free payload: winch -> roller -> payload. The winch is an end ANCHOR guide
+with ``winch=True``; ``Control.tendon_guide_winch_length`` [m] is the cable paid out there relative
+to the initial state (negative reels in and lifts the payload).
+
+Action (one per world, clamped to [-1, 1]): winch speed ``a * WINCH_SPEED`` [m/s], integrated into
+the paid-out command before every solver step and kept in [-MAX_REEL_IN, MAX_PAY_OUT]. Each episode
+samples a target height and gives the payload a random sideways push, so it swings; the reward is
+minus the height error [m] minus a swing penalty (horizontal speed [m/s] times ``SWING_COST``).
+
+Observation per world: payload position [m] and velocity [m/s], the paid-out length [m], the
+tension of the span that holds the payload / (payload weight), the target height [m].
+
+Run a random policy:
+    python -m examples.env_payload --worlds 64 --steps 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+import warp as wp
+
+from newton_tendon.rl import ObservationSpec, VecEnv
+
+ROLLER = (0.0, 0.0, 2.0)
+"""Roller centre [m] (axis +Y, fixed to the world)."""
+RADIUS = 0.1
+"""Roller radius [m]."""
+WINCH = (-1.0, 0.0, 2.1)
+"""Winch anchor in world [m] (level with the roller's top, so the first span is horizontal)."""
+PAYLOAD_START = (0.1, 0.0, 1.0)
+"""Initial payload position [m] (hanging straight below the roller's right side)."""
+MASS = 1.0
+"""Payload mass [kg]."""
+COMPLIANCE = 1.0e-5
+"""Cable compliance per span [m/N]."""
+DAMPING = 20.0
+"""Cable damping per span [N s/m]."""
+WINCH_SPEED = 0.5
+"""Winch speed at action 1 [m/s]."""
+MAX_REEL_IN = 0.7
+"""Largest reeled-in length [m] (the payload stops 0.2 m below the roller)."""
+MAX_PAY_OUT = 0.4
+"""Largest paid-out length [m]."""
+TARGET_RANGE = (0.7, 1.6)
+"""Target heights [m] sampled per episode."""
+PUSH = 0.3
+"""Largest sideways speed [m/s] given to the payload at the start of an episode."""
+SWING_COST = 0.1
+"""Reward cost per m/s of horizontal payload speed."""
+
+
+@wp.kernel
+def integrate_winch(
+    actions: wp.array2d(dtype=float),
+    winch_guide: wp.array(dtype=wp.int32),
+    speed: float,
+    dt: float,
+    lower: float,
+    upper: float,
+    winch_length: wp.array(dtype=float),
+):
+    """Advance each world's paid-out command by its winch speed over one solver step."""
+    w = wp.tid()
+    g = winch_guide[w]
+    v = wp.clamp(actions[w, 0], -1.0, 1.0) * speed
+    winch_length[g] = wp.clamp(winch_length[g] + v * dt, lower, upper)
+
+
+@wp.kernel
+def evaluate_payload(
+    body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    payload: wp.array(dtype=wp.int32),
+    target: wp.array2d(dtype=float),
+    swing_cost: float,
+    episode_length: int,
+    episode_step: wp.array(dtype=wp.int32),
+    reward: wp.array(dtype=float),
+    done: wp.array(dtype=wp.bool),
+    done_mask: wp.array(dtype=wp.int32),
+):
+    """Reward = -|z - target| - swing_cost |v_xy|; done after ``episode_length`` steps."""
+    w = wp.tid()
+    b = payload[w]
+    z = wp.transform_get_translation(body_q[b])[2]
+    v = wp.spatial_top(body_qd[b])
+    reward[w] = -wp.abs(z - target[w, 0]) - swing_cost * wp.sqrt(v[0] * v[0] + v[1] * v[1])
+    step = episode_step[w] + 1
+    episode_step[w] = step
+    finished = step >= episode_length
+    done[w] = finished
+    done_mask[w] = wp.where(finished, 1, 0)
+
+
+@wp.kernel
+def reset_payload(
+    mask: wp.array(dtype=wp.int32),
+    seed: int,
+    episode_count: wp.array(dtype=wp.int32),
+    target_range: wp.vec2,
+    push: float,
+    payload: wp.array(dtype=wp.int32),
+    winch_guide: wp.array(dtype=wp.int32),
+    target: wp.array2d(dtype=float),
+    winch_length: wp.array(dtype=float),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+):
+    """New target and a sideways push in each selected world; the winch command back to 0."""
+    w = wp.tid()
+    if mask[w] == 0:
+        return
+    rng = wp.rand_init(seed, w * 65537 + episode_count[w])
+    target[w, 0] = target_range[0] + (target_range[1] - target_range[0]) * wp.randf(rng)
+    vx = push * (2.0 * wp.randf(rng) - 1.0)
+    vy = push * (2.0 * wp.randf(rng) - 1.0)
+    body_qd[payload[w]] = wp.spatial_vector(wp.vec3(vx, vy, 0.0), wp.vec3(0.0))
+    winch_length[winch_guide[w]] = 0.0
+
+
+class Env(VecEnv):
+    """Batched winch-and-roller payload; see the module docstring. Action: winch speed in [-1, 1]."""
+
+    name = "env_payload"
+    action_dim = 1
+    frame_dt = 1.0 / 30.0
+    substeps = 8
+    iterations = 8
+    episode_length = 150
+    push = PUSH
+    """Largest sideways speed [m/s] at the start of an episode (0: the payload starts at rest)."""
+
+    def build_world(self, nt):
+        b = nt.ModelBuilder()
+        payload = b.add_body(
+            xform=(*PAYLOAD_START, 0.0, 0.0, 0.0, 1.0), mass=MASS, inertia=np.eye(3) * 0.01, label="payload"
+        )
+        span = dict(compliance=COMPLIANCE, damping=DAMPING)
+        b.add_tendon(
+            [
+                nt.TendonGuide(body=-1, offset=WINCH, winch=True),
+                nt.TendonGuide(
+                    body=-1,
+                    guide_type=nt.TendonGuideType.ROLLER,
+                    offset=ROLLER,
+                    axis=(0.0, 1.0, 0.0),
+                    radius=RADIUS,
+                    orientation=1,  # -X to +X over the top: counter-clockwise about +Y
+                    **span,
+                ),
+                nt.TendonGuide(body=payload, **span),
+            ],
+            label="hoist",
+        )
+        return b
+
+    def observation_spec(self) -> ObservationSpec:
+        return (
+            ObservationSpec()
+            .add("body_position", ["payload"])
+            .add("body_linear_velocity", ["payload"])
+            .add("tendon_guide_winch_paid", [0])
+            .add("tendon_segment_material_tension", [1], scale=1.0 / (MASS * 9.81))
+            .add_input("target", 1)
+        )
+
+    def setup(self, nt):
+        from newton_tendon.rl import world_entities
+
+        dev = self.device
+        self.payload_index = wp.array(world_entities(self.model, "body")[:, 0].astype(np.int32), device=dev)
+        """Flat index of each world's payload [world_count]."""
+        self.winch_index = wp.array(world_entities(self.model, "tendon_guide")[:, 0].astype(np.int32), device=dev)
+        """Flat index of each world's winch guide [world_count]."""
+        self.target = self.observer.input("target")
+        """Target height per world [m], [world_count, 1] (a view into the observer's inputs)."""
+
+    def before_substep(self):
+        wp.launch(
+            integrate_winch,
+            dim=self.world_count,
+            inputs=[self.actions, self.winch_index, WINCH_SPEED, self.sim_dt, -MAX_REEL_IN, MAX_PAY_OUT],
+            outputs=[self.control.tendon_guide_winch_length],
+            device=self.device,
+        )
+
+    def evaluate(self):
+        wp.launch(
+            evaluate_payload,
+            dim=self.world_count,
+            inputs=[
+                self.state_0.body_q,
+                self.state_0.body_qd,
+                self.payload_index,
+                self.target,
+                SWING_COST,
+                self.episode_length,
+                self.episode_step,
+            ],
+            outputs=[self.reward, self.done, self.done_mask],
+            device=self.device,
+        )
+
+    def reset_worlds(self, mask):
+        wp.launch(
+            reset_payload,
+            dim=self.world_count,
+            inputs=[
+                mask,
+                self.seed,
+                self.episode_count,
+                wp.vec2(*TARGET_RANGE),
+                float(self.push),
+                self.payload_index,
+                self.winch_index,
+            ],
+            outputs=[self.target, self.control.tendon_guide_winch_length, self.state_0.body_qd],
+            device=self.device,
+        )
+
+    def payload_heights(self) -> np.ndarray:
+        """Payload heights [m], [world_count] (host copy)."""
+        return self.state_0.body_q.numpy()[self.payload_index.numpy(), 2].astype(np.float64)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Random policy on the winch-and-roller payload environment.")
+    parser.add_argument("--worlds", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--solver", choices=("xpbd", "vbd"), default="xpbd")
+    args = parser.parse_args(argv)
+    wp.config.quiet = True
+    env = Env(args.worlds, args.device, solver=args.solver, backend="numpy")
+    rng = np.random.default_rng(0)
+    env.reset()
+    total = 0.0
+    for _ in range(args.steps):
+        _, reward, _ = env.step(env.random_actions(rng))
+        total += float(reward.mean())
+    z = env.payload_heights()
+    print(f"{env.name}: {args.worlds} worlds x {args.steps} steps, mean reward per step {total / args.steps:.4f}")
+    print(f"payload heights [m]: min {z.min():.3f}, max {z.max():.3f}")
+    assert math.isfinite(total)
+    return env
+
+
+if __name__ == "__main__":
+    main()
