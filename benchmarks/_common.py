@@ -50,42 +50,69 @@ def make_solver(api, builder, solver: str, device: str, iterations: int):
     return model, getattr(api.solvers, SOLVER_CLASSES[solver])(model, iterations=iterations), t_finalize
 
 
-def time_two_steps(two_steps: Callable[[], None], device: str, steps: int, worlds: int) -> dict:
+def time_two_steps(
+    two_steps: Callable[[], None],
+    device: str,
+    steps: int,
+    worlds: int,
+    *,
+    graph: bool | None = None,
+    repeats: int = 3,
+) -> dict:
     """Time ``two_steps`` (two solver steps that end on the starting state) for about ``steps`` steps.
 
-    The first call is timed on its own (kernel compilation or cache load). On CUDA ``two_steps`` is
-    then captured once in a graph and replayed; elsewhere it is called directly. ``WARMUP_PAIRS``
-    untimed pairs run before the timed ones.
+    The first call is timed on its own (kernel compilation or cache load). With ``graph`` (default:
+    on CUDA only) ``two_steps`` is then captured once in a graph (``wp.ScopedCapture``; on the CPU
+    Warp records the launches and replays them without Python) and replayed; otherwise it is called
+    directly. ``WARMUP_PAIRS`` untimed pairs run first, then ``repeats`` timed chunks of about
+    ``steps / repeats`` steps each; the rate is that of the fastest chunk, which filters out other
+    processes sharing the machine (the median is returned as well).
 
     Returns:
-        ``cold_s`` (first call [s]), ``world_steps_per_s`` (steady rate over ``worlds`` worlds) and
-        ``graph`` (whether a CUDA graph was replayed).
+        ``cold_s`` (first call [s]), ``world_steps_per_s`` (fastest chunk, over ``worlds`` worlds),
+        ``world_steps_per_s_median``, ``graph`` (whether a graph was replayed) and ``steps_taken``
+        (steps run in total, cold call and warm-up included; capturing does not step).
     """
     t1 = time.perf_counter()
     two_steps()
     wp.synchronize_device(device)
     t_cold = time.perf_counter() - t1
+    taken = 2
 
-    graph = None
-    if wp.get_device(device).is_cuda:
+    if graph is None:
+        graph = wp.get_device(device).is_cuda
+    captured = None
+    if graph:
         with wp.ScopedCapture(device=device) as capture:
             two_steps()
-        graph = capture.graph
-    pairs = max(1, steps // 2)
+        captured = capture.graph
+
+    def run(pairs: int):
+        for _ in range(pairs):
+            if captured is not None:
+                wp.capture_launch(captured)
+            else:
+                two_steps()
+
+    repeats = max(1, int(repeats))
+    pairs = max(1, steps // (2 * repeats))
     # A few untimed pairs first: the first calls after a model is built (or after a peer engine ran)
     # still touch fresh memory, which made single rows read up to 3x slow on CPU.
-    for _ in range(WARMUP_PAIRS):
-        if graph is not None:
-            wp.capture_launch(graph)
-        else:
-            two_steps()
+    run(WARMUP_PAIRS)
     wp.synchronize_device(device)
-    t2 = time.perf_counter()
-    for _ in range(pairs):
-        if graph is not None:
-            wp.capture_launch(graph)
-        else:
-            two_steps()
-    wp.synchronize_device(device)
-    wall = time.perf_counter() - t2
-    return {"cold_s": t_cold, "world_steps_per_s": worlds * 2 * pairs / wall, "graph": graph is not None}
+    taken += 2 * WARMUP_PAIRS
+    rates = []
+    for _ in range(repeats):
+        t2 = time.perf_counter()
+        run(pairs)
+        wp.synchronize_device(device)
+        rates.append(worlds * 2 * pairs / (time.perf_counter() - t2))
+        taken += 2 * pairs
+    rates.sort()
+    return {
+        "cold_s": t_cold,
+        "world_steps_per_s": rates[-1],
+        "world_steps_per_s_median": rates[len(rates) // 2],
+        "graph": captured is not None,
+        "steps_taken": taken,
+    }

@@ -633,7 +633,7 @@ def add_transmission(
     return add_twist_row(blk, jb, -p * inv_h, k * inv_h * inv_h)
 
 
-@wp.func
+@wp.func(inline=True)
 def newton_step(
     bodies: BodyModel,
     joints: JointModel,
@@ -743,7 +743,11 @@ def solve_body_colour(
     if not is_moving_body(bodies, b):
         return
     com = bodies.com[b]
-    for _pass in range(2):
+    # A dynamic loop keeps one call site, so newton_step is inlined once rather than twice (an
+    # out-of-line call copied every struct argument, about 4 kB, per body and pass).
+    passes = int(0)
+    while passes < 2:
+        passes += 1
         d, idle = newton_step(
             bodies,
             joints,
