@@ -4,7 +4,7 @@ Code written for newton's tendon API runs with ``import newton_tendon as newton`
 """
 
 from . import _usd_plugin  # noqa: F401  (first: sets USD's plugin path before pxr loads)
-from . import io, rl, solvers
+from . import io, rl, solvers, viewer
 from .builder import ModelBuilder
 from .collision import CollisionPipeline, Contacts
 from .io import load, save
@@ -34,4 +34,5 @@ __all__ = [
     "rl",
     "save",
     "solvers",
+    "viewer",
 ]
