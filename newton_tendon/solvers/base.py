@@ -604,27 +604,51 @@ class SolverBase:
     def step(self, state_in: State, state_out: State, control, contacts, dt: float):
         raise NotImplementedError(f"{type(self).__name__} must implement step()")
 
-    def reset(self, state: State, world_mask: wp.array | None = None, flags: int | None = None):
-        """Restore the selected worlds' bodies to the model's initial poses and velocities; clear their forces;
-        restore their tendons' initial material distribution, re-seeded at the restored pose.
+    def reset(
+        self,
+        state: State,
+        world_mask: wp.array | None = None,
+        flags: int | None = None,
+        *,
+        body_q: wp.array | None = None,
+        body_qd: wp.array | None = None,
+    ):
+        """Restore the selected worlds' bodies to the model's initial poses and velocities (or to the
+        given ``body_q`` / ``body_qd``); clear their forces; restore their tendons' initial material
+        distribution and transmission state, re-seeded at the restored pose.
 
         ``world_mask`` is an int32 array [world_count] (1 = reset) or None for all worlds; it can be
-        edited in place between replays, so a captured reset serves any selection. ``flags=0`` resets
-        only solver history and leaves the state untouched.
+        edited in place between replays, so a captured reset serves any selection. ``body_q``
+        (wp.transform [body_count], world frame [m]) and ``body_qd`` (wp.spatial_vector [body_count],
+        [m/s, rad/s]) are read only for the bodies of selected worlds, so a policy can write start
+        poses into fixed buffers and replay one captured reset. Routed cables keep their initial
+        material at a new pose: a pose farther apart than the initial one starts the cable stretched.
+        ``flags=0`` resets only solver history and leaves the state untouched.
         """
         m = self.model
+        name = type(self).__name__
         mask = self._all_worlds if world_mask is None else world_mask
         if not isinstance(mask, wp.array) or mask.dtype != wp.int32 or mask.shape != (max(m.world_count, 1),):
-            raise ValueError(
-                f"{type(self).__name__}.reset: world_mask must be a wp.array of int32 with shape ({m.world_count},)"
-            )
+            raise ValueError(f"{name}.reset: world_mask must be a wp.array of int32 with shape ({m.world_count},)")
+        for arg, value, dtype in (("body_q", body_q, wp.transform), ("body_qd", body_qd, wp.spatial_vector)):
+            if value is not None and (
+                not isinstance(value, wp.array) or value.dtype != dtype or value.shape != (m.body_count,)
+            ):
+                raise ValueError(
+                    f"{name}.reset: {arg} must be a wp.array of {dtype.__name__} with shape ({m.body_count},)"
+                )
         if flags == 0:
             return
         if m.body_count:
             wp.launch(
                 _reset_bodies,
                 dim=m.body_count,
-                inputs=[mask, m.body_world, m.body_q, m.body_qd],
+                inputs=[
+                    mask,
+                    m.body_world,
+                    m.body_q if body_q is None else body_q,
+                    m.body_qd if body_qd is None else body_qd,
+                ],
                 outputs=[state.body_q, state.body_qd, state.body_f],
                 device=self.device,
             )
