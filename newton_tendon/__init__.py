@@ -3,8 +3,13 @@
 Code written for newton's tendon API runs with ``import newton_tendon as newton``.
 """
 
-from . import _usd_plugin  # noqa: F401  (first: sets USD's plugin path before pxr loads)
-from . import io, rl, solvers, viewer
+from . import (
+    _usd_plugin,  # noqa: F401  (first: sets USD's plugin path before pxr loads)
+    io,
+    rl,
+    solvers,
+    viewer,
+)
 from .builder import ModelBuilder
 from .collision import CollisionPipeline, Contacts
 from .io import load, save

@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 import newton_tendon as nt
 from newton_tendon import TendonGuide, TendonGuideType
 from newton_tendon.transmission import TendonPulley, TendonSite, TendonWrap
-
 from warp_kernels.cable import STIFF_REPORT_COMPLIANCE
 
 from .helpers import SOLVERS
