@@ -20,7 +20,7 @@ def kernel_modules() -> list[str]:
 
     names = [f"warp_kernels.{m.name}" for m in pkgutil.iter_modules(warp_kernels.__path__)]
     # Host modules that define their own kernels.
-    names += ["newton_tendon.solvers.base", "newton_tendon.rl", "examples.env_finger", "examples.env_payload"]
+    names += ["newton_tendon.solvers.base", "examples.env_finger", "examples.env_payload"]
     return names
 
 
@@ -31,7 +31,7 @@ def main(arch: int = 90) -> int:
     with tempfile.TemporaryDirectory() as out:
         for name in kernel_modules():
             mod = importlib.import_module(name)
-            if not any(isinstance(v, wp.Kernel) for v in vars(mod).values()):
+            if not any(isinstance(v, wp.Kernel) and v.module.name == name for v in vars(mod).values()):
                 continue
             t = time.perf_counter()
             try:
