@@ -23,12 +23,10 @@ Run a random policy:
 
 from __future__ import annotations
 
-import argparse
-import math
-
 import numpy as np
 import warp as wp
 
+from examples._env_common import advance_episode, entity_index, launch_evaluate, launch_reset, run_random_policy
 from newton_tendon.rl import ObservationSpec, VecEnv
 
 BASE = (0.0, 0.0, 0.5)
@@ -95,11 +93,7 @@ def evaluate_finger(
         a = wp.clamp(actions[w, i], -1.0, 1.0)
         effort += a * a
     reward[w] = -wp.length(d) - effort_cost * effort
-    step = episode_step[w] + 1
-    episode_step[w] = step
-    finished = step >= episode_length
-    done[w] = finished
-    done_mask[w] = wp.where(finished, 1, 0)
+    advance_episode(w, episode_length, episode_step, done, done_mask)
 
 
 @wp.kernel
@@ -206,13 +200,9 @@ class Env(VecEnv):
         )
 
     def setup(self, nt):
-        from newton_tendon.rl import world_entities
-
-        dev = self.device
-        self.tendon_index = wp.array(world_entities(self.model, "transmission").astype(np.int32), device=dev)
+        self.tendon_index = entity_index(self, "transmission")
         """Flat index of each world's three tendons [world_count, 3]."""
-        bodies = world_entities(self.model, "body")
-        self.distal_index = wp.array(bodies[:, 1].astype(np.int32), dtype=wp.int32, device=dev)
+        self.distal_index = entity_index(self, "body", 1)
         """Flat index of each world's distal link [world_count]."""
         self.goal = self.observer.input("goal")
         """Goal tip position per world [m], [world_count, 3] (a view into the observer's inputs)."""
@@ -227,31 +217,18 @@ class Env(VecEnv):
         )
 
     def evaluate(self):
-        wp.launch(
+        launch_evaluate(
+            self,
             evaluate_finger,
-            dim=self.world_count,
-            inputs=[
-                self.state_0.body_q,
-                self.distal_index,
-                0.5 * LENGTHS[1],
-                self.goal,
-                self.actions,
-                EFFORT_COST,
-                self.episode_length,
-                self.episode_step,
-            ],
-            outputs=[self.reward, self.done, self.done_mask],
-            device=self.device,
+            [self.state_0.body_q, self.distal_index, 0.5 * LENGTHS[1], self.goal, self.actions, EFFORT_COST],
         )
 
     def reset_worlds(self, mask):
-        wp.launch(
+        launch_reset(
+            self,
             reset_finger,
-            dim=self.world_count,
-            inputs=[
-                mask,
-                self.seed,
-                self.episode_count,
+            mask,
+            [
                 wp.vec3(*BASE),
                 LENGTHS[0],
                 LENGTHS[1],
@@ -259,8 +236,7 @@ class Env(VecEnv):
                 wp.vec2(*GOAL_RANGE[1]),
                 self.tendon_index,
             ],
-            outputs=[self.goal, self.control.transmission_drive_force],
-            device=self.device,
+            [self.goal, self.control.transmission_drive_force],
         )
 
     def tip_positions(self) -> np.ndarray:
@@ -273,24 +249,9 @@ class Env(VecEnv):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Random policy on the tendon-driven finger environment.")
-    parser.add_argument("--worlds", type=int, default=64)
-    parser.add_argument("--steps", type=int, default=100)
-    parser.add_argument("--device", default=None)
-    parser.add_argument("--solver", choices=("xpbd", "vbd"), default="xpbd")
-    args = parser.parse_args(argv)
-    wp.config.quiet = True
-    env = Env(args.worlds, args.device, solver=args.solver)
-    rng = np.random.default_rng(0)
-    env.reset()
-    total = 0.0
-    for _ in range(args.steps):
-        _, reward, _ = env.step(env.random_actions(rng))
-        total += float(np.asarray(reward.cpu() if hasattr(reward, "cpu") else reward).mean())
+    env = run_random_policy(Env, "Random policy on the tendon-driven finger environment.", argv)
     q = env.observer.obs.numpy()[:, :2]
-    print(f"{env.name}: {args.worlds} worlds x {args.steps} steps, mean reward per step {total / args.steps:.4f}")
     print(f"joint angles [rad]: min {q.min(axis=0)}, max {q.max(axis=0)} (limits {LIMITS})")
-    assert math.isfinite(total)
     return env
 
 

@@ -19,12 +19,10 @@ Run a random policy:
 
 from __future__ import annotations
 
-import argparse
-import math
-
 import numpy as np
 import warp as wp
 
+from examples._env_common import advance_episode, entity_index, launch_evaluate, launch_reset, run_random_policy
 from newton_tendon.rl import ObservationSpec, VecEnv
 
 ROLLER = (0.0, 0.0, 2.0)
@@ -91,11 +89,7 @@ def evaluate_payload(
     z = wp.transform_get_translation(body_q[b])[2]
     v = wp.spatial_top(body_qd[b])
     reward[w] = -wp.abs(z - target[w, 0]) - swing_cost * wp.sqrt(v[0] * v[0] + v[1] * v[1])
-    step = episode_step[w] + 1
-    episode_step[w] = step
-    finished = step >= episode_length
-    done[w] = finished
-    done_mask[w] = wp.where(finished, 1, 0)
+    advance_episode(w, episode_length, episode_step, done, done_mask)
 
 
 @wp.kernel
@@ -170,12 +164,9 @@ class Env(VecEnv):
         )
 
     def setup(self, nt):
-        from newton_tendon.rl import world_entities
-
-        dev = self.device
-        self.payload_index = wp.array(world_entities(self.model, "body")[:, 0].astype(np.int32), device=dev)
+        self.payload_index = entity_index(self, "body", 0)
         """Flat index of each world's payload [world_count]."""
-        self.winch_index = wp.array(world_entities(self.model, "tendon_guide")[:, 0].astype(np.int32), device=dev)
+        self.winch_index = entity_index(self, "tendon_guide", 0)
         """Flat index of each world's winch guide [world_count]."""
         self.target = self.observer.input("target")
         """Target height per world [m], [world_count, 1] (a view into the observer's inputs)."""
@@ -190,37 +181,19 @@ class Env(VecEnv):
         )
 
     def evaluate(self):
-        wp.launch(
+        launch_evaluate(
+            self,
             evaluate_payload,
-            dim=self.world_count,
-            inputs=[
-                self.state_0.body_q,
-                self.state_0.body_qd,
-                self.payload_index,
-                self.target,
-                SWING_COST,
-                self.episode_length,
-                self.episode_step,
-            ],
-            outputs=[self.reward, self.done, self.done_mask],
-            device=self.device,
+            [self.state_0.body_q, self.state_0.body_qd, self.payload_index, self.target, SWING_COST],
         )
 
     def reset_worlds(self, mask):
-        wp.launch(
+        launch_reset(
+            self,
             reset_payload,
-            dim=self.world_count,
-            inputs=[
-                mask,
-                self.seed,
-                self.episode_count,
-                wp.vec2(*TARGET_RANGE),
-                float(self.push),
-                self.payload_index,
-                self.winch_index,
-            ],
-            outputs=[self.target, self.control.tendon_guide_winch_length, self.state_0.body_qd],
-            device=self.device,
+            mask,
+            [wp.vec2(*TARGET_RANGE), float(self.push), self.payload_index, self.winch_index],
+            [self.target, self.control.tendon_guide_winch_length, self.state_0.body_qd],
         )
 
     def payload_heights(self) -> np.ndarray:
@@ -229,24 +202,10 @@ class Env(VecEnv):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Random policy on the winch-and-roller payload environment.")
-    parser.add_argument("--worlds", type=int, default=64)
-    parser.add_argument("--steps", type=int, default=100)
-    parser.add_argument("--device", default=None)
-    parser.add_argument("--solver", choices=("xpbd", "vbd"), default="xpbd")
-    args = parser.parse_args(argv)
-    wp.config.quiet = True
-    env = Env(args.worlds, args.device, solver=args.solver, backend="numpy")
-    rng = np.random.default_rng(0)
-    env.reset()
-    total = 0.0
-    for _ in range(args.steps):
-        _, reward, _ = env.step(env.random_actions(rng))
-        total += float(reward.mean())
+    description = "Random policy on the winch-and-roller payload environment."
+    env = run_random_policy(Env, description, argv, backend="numpy")
     z = env.payload_heights()
-    print(f"{env.name}: {args.worlds} worlds x {args.steps} steps, mean reward per step {total / args.steps:.4f}")
     print(f"payload heights [m]: min {z.min():.3f}, max {z.max():.3f}")
-    assert math.isfinite(total)
     return env
 
 

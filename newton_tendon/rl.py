@@ -136,17 +136,11 @@ _WORLD_PREFIX = re.compile(r"^world_\d+/")
 def _entity_worlds(model: Model, domain: str) -> np.ndarray:
     """World of each entity of ``domain`` (-1 = shared), flat over the model."""
     m = model
-    if domain == "body":
-        return m.body_world.numpy()
-    if domain == "joint":
-        return m.joint_world.numpy()
+    if domain in ("body", "joint", "shape", "tendon", "transmission", "coupling"):
+        return getattr(m, f"{domain}_world").numpy()
     if domain == "joint_dof":
         start = m.joint_qd_start.numpy()
         return np.repeat(m.joint_world.numpy(), np.diff(start))
-    if domain == "shape":
-        return m.shape_world.numpy()
-    if domain == "tendon":
-        return m.tendon_world.numpy()
     if domain in ("tendon_guide", "tendon_segment"):
         if not m.tendon_count:
             return np.zeros(0, np.int32)
@@ -154,10 +148,6 @@ def _entity_worlds(model: Model, domain: str) -> np.ndarray:
         if domain == "tendon_segment":
             counts = counts - 1
         return np.repeat(m.tendon_world.numpy(), counts)
-    if domain == "transmission":
-        return m.transmission_world.numpy()
-    if domain == "coupling":
-        return m.coupling_world.numpy()
     raise ValueError(f"unknown entity domain {domain!r}; known: {', '.join(_DOMAIN_COUNT)}")
 
 
@@ -751,18 +741,8 @@ def set_per_world(
     # Everything checked: write.
     if idx.size:
         width = int(np.prod(p.shape)) if p.shape else 1
-        dev = model.device
-        wp.launch(
-            K.scatter_floats,
-            dim=idx.size * width,
-            inputs=[
-                wp.array(idx.astype(np.int32), dtype=wp.int32, device=dev),
-                width,
-                wp.array(v32.reshape(-1), dtype=float, device=dev),
-            ],
-            outputs=[_flat_float_view(arr)],
-            device=dev,
-        )
+        index = wp.array(idx.astype(np.int32), dtype=wp.int32, device=model.device)
+        _scatter(index, width, v32, arr)
         if p.flag == ModelFlags.BODY_PROPERTIES:
             _refresh_inverse_mass(model, np.unique(idx))
         if name == "tendon_segment_rest_length":
@@ -783,20 +763,20 @@ def _refresh_inverse_mass(model: Model, bodies: np.ndarray):
     inv_inertia = np.zeros_like(inertia)
     ok = moving & (np.linalg.det(inertia) > 1e-30)
     inv_inertia[ok] = np.linalg.inv(inertia[ok])
-    dev = model.device
-    index = wp.array(bodies.astype(np.int32), dtype=wp.int32, device=dev)
+    index = wp.array(bodies.astype(np.int32), dtype=wp.int32, device=model.device)
+    _scatter(index, 1, inv_mass, model.body_inv_mass)
+    _scatter(index, 9, inv_inertia, model.body_inv_inertia)
+
+
+def _scatter(index: wp.array, width: int, values: np.ndarray, out: wp.array):
+    """Write ``width`` floats per entry of ``values`` (host, any float dtype; rounded to float32) into
+    the entities ``index`` of the model array ``out`` (seen as ``width`` floats per entity)."""
+    dev = out.device
     wp.launch(
         K.scatter_floats,
-        dim=bodies.size,
-        inputs=[index, 1, wp.array(inv_mass.astype(np.float32), dtype=float, device=dev)],
-        outputs=[model.body_inv_mass],
-        device=dev,
-    )
-    wp.launch(
-        K.scatter_floats,
-        dim=bodies.size * 9,
-        inputs=[index, 9, wp.array(inv_inertia.astype(np.float32).reshape(-1), dtype=float, device=dev)],
-        outputs=[_flat_float_view(model.body_inv_inertia)],
+        dim=index.size * width,
+        inputs=[index, width, wp.array(values.astype(np.float32).reshape(-1), dtype=float, device=dev)],
+        outputs=[_flat_float_view(out)],
         device=dev,
     )
 

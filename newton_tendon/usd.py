@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _hostmath as hm
+from .inertia import quat_to_matrix
 
 _log = logging.getLogger(__name__)
 
@@ -193,14 +194,7 @@ def _decompose(prim, a: np.ndarray) -> tuple[tuple, np.ndarray]:
 
 def _rigid_matrix(xf) -> np.ndarray:
     a = np.eye(4)
-    x, y, z, w = xf[3:]
-    a[:3, :3] = np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+    a[:3, :3] = quat_to_matrix(xf[3:])
     a[:3, 3] = xf[:3]
     return a
 

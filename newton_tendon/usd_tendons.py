@@ -405,15 +405,22 @@ def _site_or_wrap(prim, body_map, frames: _Frames, where: str):
     return kind, TendonWrap(kind=kind, body=body, offset=offset, axis=axis, radius=radius * across[0] * frames.m)
 
 
-def _spatial_path(prim, body_map, frames: _Frames) -> list:
+def _path_targets(prim, need: str) -> tuple[str, list, list]:
+    """(prim path text, ``mjc:path`` targets, ``mjc:path:indices`` into them; default: each target once
+    in order). ``need`` completes the error raised when there are no targets."""
     where = f"{prim.GetPath()}"
-    stage = prim.GetStage()
     targets = _targets(prim, "mjc:path")
     if not targets:
-        raise ValueError(f"{where}: mjc:path has no targets; a spatial tendon needs at least two sites")
+        raise ValueError(f"{where}: mjc:path has no targets; {need}")
     indices = _read(prim, "mjc:path:indices", "ints", None)
     if indices is None or len(indices) == 0:
         indices = list(range(len(targets)))
+    return where, targets, indices
+
+
+def _spatial_path(prim, body_map, frames: _Frames) -> list:
+    where, targets, indices = _path_targets(prim, "a spatial tendon needs at least two sites")
+    stage = prim.GetStage()
     n = len(indices)
     segments = _read(prim, "mjc:path:segments", "ints", None) or [0] * n
     divisors = _read(prim, "mjc:path:divisors", "reals", None) or [1.0]
@@ -462,13 +469,7 @@ def _spatial_path(prim, body_map, frames: _Frames) -> list:
 
 
 def _fixed_terms(prim, builder, meters_per_unit: float) -> tuple[list[int], list[float]]:
-    where = f"{prim.GetPath()}"
-    targets = _targets(prim, "mjc:path")
-    if not targets:
-        raise ValueError(f"{where}: mjc:path has no targets; a fixed tendon needs at least one joint")
-    indices = _read(prim, "mjc:path:indices", "ints", None)
-    if indices is None or len(indices) == 0:
-        indices = list(range(len(targets)))
+    where, targets, indices = _path_targets(prim, "a fixed tendon needs at least one joint")
     coef = _read(prim, "mjc:path:coef", "reals", None)
     if coef is None or len(coef) != len(indices):
         got = "none" if coef is None else len(coef)
@@ -541,10 +542,10 @@ def _limited_range(prim, limited_name: str, lo_name: str, hi_name: str):
     return lo, hi
 
 
-def _newton_overrides(prim, frames: _Frames) -> dict:
-    """newton:transmission:<name> attributes (written by write_tendons for what MuJoCo cannot hold)."""
-    m, f, kg = frames.m, frames.m * frames.kg, frames.kg
-    scale = {
+def _newton_only_scales(m: float, f: float, kg: float) -> dict:
+    """SI value of one stage unit of each numeric ``_NEWTON_ONLY`` property, from the stage's metres
+    ``m``, newtons ``f`` and kilograms ``kg`` per unit (reading multiplies by it, writing divides)."""
+    return {
         "drive_force": f,
         "activation_time": 1.0,
         "position_gain": kg,
@@ -559,6 +560,11 @@ def _newton_overrides(prim, frames: _Frames) -> dict:
         "actuation_lower": f,
         "actuation_upper": f,
     }
+
+
+def _newton_overrides(prim, frames: _Frames) -> dict:
+    """newton:transmission:<name> attributes (written by write_tendons for what MuJoCo cannot hold)."""
+    scale = _newton_only_scales(frames.m, frames.m * frames.kg, frames.kg)
     out = {}
     for name in _NEWTON_ONLY:
         attr_name = "newton:transmission:" + _camel(name)
@@ -1180,21 +1186,7 @@ def _write_transmission_properties(prim, props: dict, m: float, f: float, kg: fl
             _set(prim, rmax, dbl, hi / scale, custom=False)
         else:
             extra.update({k: v for k, v in ((lo_key, lo), (hi_key, hi)) if math.isfinite(v)})
-    scale = {
-        "drive_force": f,
-        "activation_time": 1.0,
-        "position_gain": kg,
-        "velocity_gain": kg,
-        "target_length": m,
-        "target_velocity": m,
-        "position_correction": 1.0,
-        "limit_compliance": 1.0 / kg,
-        "friction_compliance": 1.0 / kg,
-        "lower_limit": m,
-        "upper_limit": m,
-        "actuation_lower": f,
-        "actuation_upper": f,
-    }
+    scale = _newton_only_scales(m, f, kg)
     for key in _NEWTON_ONLY:
         name = "newton:transmission:" + _camel(key)
         if key == "enabled":

@@ -269,17 +269,19 @@ def hand_fixed():
     return b
 
 
+def add_slider(b, i: int, name: str, joint_label=None) -> int:
+    """A link labelled ``name`` at (i, 0, 1) m with a 0.1 m sphere, on its own prismatic joint along +Z
+    from the world (its own articulation); returns the body."""
+    body = b.add_link(xform=pos(float(i), 0, 1), label=name)
+    b.add_shape_sphere(body, None, 0.1, mu=1.0)
+    joint = b.add_joint_prismatic(-1, body, parent_xform=pos(float(i), 0, 1), axis=(0, 0, 1), label=joint_label)
+    b.add_articulation([joint], label=name)
+    return body
+
+
 def hand_actuators():
     b = nt.ModelBuilder()
-    bodies = []
-    for i, name in enumerate("abcd"):
-        body = b.add_link(xform=pos(float(i), 0, 1), label=name)
-        b.add_shape_sphere(body, None, 0.1, mu=1.0)
-        b.add_articulation(
-            [b.add_joint_prismatic(-1, body, parent_xform=pos(float(i), 0, 1), axis=(0, 0, 1), label="j" + name)],
-            label=name,
-        )
-        bodies.append(body)
+    bodies = [add_slider(b, i, name, joint_label="j" + name) for i, name in enumerate("abcd")]
     e = b.add_link(xform=pos(4, 0, 1), label="e")
     b.add_shape_sphere(e, pos(0.1, 0, 0), 0.1, mu=1.0)
     je = b.add_joint_revolute(
@@ -310,14 +312,7 @@ def hand_actuators():
 
 def hand_equality():
     b = nt.ModelBuilder()
-    sites = []
-    for i, name in enumerate("ab"):
-        body = b.add_link(xform=pos(float(i), 0, 1), label=name)
-        b.add_shape_sphere(body, None, 0.1, mu=1.0)
-        b.add_articulation(
-            [b.add_joint_prismatic(-1, body, parent_xform=pos(float(i), 0, 1), axis=(0, 0, 1))], label=name
-        )
-        sites.append(TendonSite(body=body))
+    sites = [TendonSite(body=add_slider(b, i, name)) for i, name in enumerate("ab")]
     t1 = b.add_spatial_tendon([TendonSite(offset=(0, 0, 2)), sites[0]], label="t1")
     t2 = b.add_spatial_tendon([TendonSite(offset=(1, 0, 2)), sites[1]], label="t2")
     b.add_tendon_coupling(t1, t2, [0.0, 2.0, 0.1, 0.0, 0.0], label="poly")

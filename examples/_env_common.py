@@ -1,0 +1,83 @@
+"""What the batched RL example environments share: the episode clock of their ``evaluate`` kernels,
+flat entity indices per world, and the random-policy command line of their ``main``."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+import warp as wp
+
+from newton_tendon.rl import world_entities
+
+
+@wp.func
+def advance_episode(
+    w: int,
+    episode_length: int,
+    episode_step: wp.array(dtype=wp.int32),
+    done: wp.array(dtype=wp.bool),
+    done_mask: wp.array(dtype=wp.int32),
+):
+    """Count one env step in world ``w``; flag ``done`` (and ``done_mask``) once ``episode_length`` is reached."""
+    step = episode_step[w] + 1
+    episode_step[w] = step
+    finished = step >= episode_length
+    done[w] = finished
+    done_mask[w] = wp.where(finished, 1, 0)
+
+
+def entity_index(env, domain: str, column: int | None = None) -> wp.array:
+    """Flat model index of each world's entities of ``domain`` as an int32 device array on the env's
+    device: [world_count, n] for all of them, or [world_count] for the template entity ``column``."""
+    table = world_entities(env.model, domain)
+    if column is not None:
+        table = table[:, column]
+    return wp.array(table.astype(np.int32), dtype=wp.int32, device=env.device)
+
+
+def launch_evaluate(env, kernel, inputs: list):
+    """Launch an ``evaluate`` kernel over the worlds: its arguments are ``inputs``, then the episode
+    clock (``episode_length``, ``episode_step``), then the outputs ``reward``, ``done``, ``done_mask``."""
+    wp.launch(
+        kernel,
+        dim=env.world_count,
+        inputs=[*inputs, env.episode_length, env.episode_step],
+        outputs=[env.reward, env.done, env.done_mask],
+        device=env.device,
+    )
+
+
+def launch_reset(env, kernel, mask: wp.array, inputs: list, outputs: list):
+    """Launch a ``reset_worlds`` kernel over the worlds: its arguments are ``mask``, the random seed
+    and ``episode_count`` (which seed the per-world random numbers), then ``inputs`` and ``outputs``."""
+    wp.launch(
+        kernel,
+        dim=env.world_count,
+        inputs=[mask, env.seed, env.episode_count, *inputs],
+        outputs=outputs,
+        device=env.device,
+    )
+
+
+def run_random_policy(env_class, description: str, argv=None, **env_kwargs):
+    """Parse ``--worlds --steps --device --solver``, run uniform random actions for ``--steps`` env
+    steps after a reset, print the mean reward per step and return the environment."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--worlds", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--solver", choices=("xpbd", "vbd"), default="xpbd")
+    args = parser.parse_args(argv)
+    wp.config.quiet = True
+    env = env_class(args.worlds, args.device, solver=args.solver, **env_kwargs)
+    rng = np.random.default_rng(0)
+    env.reset()
+    total = 0.0
+    for _ in range(args.steps):
+        _, reward, _ = env.step(env.random_actions(rng))
+        total += float(np.asarray(reward.cpu() if hasattr(reward, "cpu") else reward).mean())
+    print(f"{env.name}: {args.worlds} worlds x {args.steps} steps, mean reward per step {total / args.steps:.4f}")
+    assert math.isfinite(total)
+    return env
