@@ -222,3 +222,19 @@ def test_reset_to_given_poses(device, solver):
     assert np.all(np.isfinite(sim.body_q()))
     with pytest.raises(ValueError, match="body_q must be a wp.array"):
         sim.solver.reset(sim.state_0, mask, body_q=wp.zeros(3, dtype=wp.transform, device=sim.model.device))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_winch_non_finite_command_holds(device, bad):
+    """A NaN or infinite command holds the winch (the span keeps its material): without the guard
+    max(NaN, floor) reeled the span in to the floor in one step and threw the payload at 214 m/s."""
+    b, _ = _winch_scene()
+    sim = Sim(b, device, contacts=False)
+    sim.control.tendon_guide_winch_length.assign(np.array([0.1, 0.0, 0.0], np.float32))
+    sim.step(DT, 2)
+    rest = sim.state_0.tendon_segment_rest_length.numpy().copy()
+    sim.control.tendon_guide_winch_length.assign(np.array([bad, 0.0, 0.0], np.float32))
+    sim.step(DT, 1)
+    assert sim.state_0.tendon_guide_winch_paid.numpy()[0] == pytest.approx(0.1, rel=1e-6)
+    np.testing.assert_allclose(sim.state_0.tendon_segment_rest_length.numpy().sum(), rest.sum(), rtol=1e-5)
+    assert np.all(np.abs(sim.body_qd()) < 5.0)

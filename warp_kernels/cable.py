@@ -50,7 +50,7 @@ friction, moving material between whole runs.
 
 import warp as wp
 
-from warp_kernels.math import point_inv_mass, pose_change, world_inv_inertia
+from warp_kernels.math import pose_change, world_inv_inertia
 from warp_kernels.rigid import BodyModel, is_moving_body
 from warp_kernels.routing import (
     ROLLER_PAIR_WARM_ITERATIONS,
@@ -58,10 +58,12 @@ from warp_kernels.routing import (
     bend_angle,
     bypass_clearance,
     guide_point,
+    guide_pose,
     is_dynamic,
     is_roller,
     is_winch,
     roller_frame,
+    roller_tangent,
     span_points,
     span_points_from,
     to_local,
@@ -72,6 +74,13 @@ from warp_kernels.routing import (
 )
 
 wp.set_module_options({"enable_backward": False})
+
+XPBD_MODULE = "warp_kernels.cable_xpbd"
+"""Warp module of SolverXPBD's tendon pass; ``VBD_MODULE`` holds SolverVBD's. Each solver compiles
+only its own pass on a cold kernel cache (``finalize`` compiles this module for the baseline)."""
+VBD_MODULE = "warp_kernels.cable_vbd"
+wp.set_module_options({"enable_backward": False}, module=XPBD_MODULE)
+wp.set_module_options({"enable_backward": False}, module=VBD_MODULE)
 
 REST_LENGTH_FLOOR = wp.constant(1.0e-6)
 """Smallest free-span rest length [m] material transfer and route changes may leave."""
@@ -139,6 +148,46 @@ class TendonDiagnostics:
     guide_wrap: wp.array(dtype=float)
     total_cable: wp.array(dtype=float)
     total_length: wp.array(dtype=float)
+
+
+@wp.struct
+class TendonGeometry:
+    """Route geometry of one solver pass, cached so that the later phases of the pass (capstan
+    ratios, XPBD stretch rows, VBD linearization) reuse it instead of recomputing it from the poses.
+    Solver-owned scratch, valid within one ``solve_tendons``/``linearize_tendons`` launch."""
+
+    point: wp.array(dtype=wp.vec3)
+    """Per guide: world guide point [m] (a roller's centre)."""
+    axis: wp.array(dtype=wp.vec3)
+    """Per guide: world unit roller axis (written for rollers only)."""
+    length: wp.array(dtype=float)
+    """Per span: effective length l [m] (free part plus the arcs wound since the step began)."""
+    w: wp.array(dtype=float)
+    """Per span: generalized inverse mass of the stretch row [1/kg]."""
+    arm_l: wp.array(dtype=wp.vec3)
+    """Per span: (x_l - c_l) x n [m] of the left end body (zero when it does not move)."""
+    arm_r: wp.array(dtype=wp.vec3)
+    """Per span: (x_r - c_r) x n [m] of the right end body (zero when it does not move)."""
+    resp_l: wp.array(dtype=wp.vec3)
+    """Per span: I_l^-1 arm_l [1/(kg m)], world frame, of the left end body."""
+    resp_r: wp.array(dtype=wp.vec3)
+    """Per span: I_r^-1 arm_r [1/(kg m)], world frame, of the right end body."""
+
+
+def make_tendon_geometry(guide_count: int, segment_count: int, device) -> TendonGeometry:
+    """Allocate a solver's ``TendonGeometry`` scratch for ``guide_count`` guides and ``segment_count`` spans."""
+    ng = max(int(guide_count), 1)
+    ns = max(int(segment_count), 1)
+    geo = TendonGeometry()
+    geo.point = wp.zeros(ng, dtype=wp.vec3, device=device)
+    geo.axis = wp.zeros(ng, dtype=wp.vec3, device=device)
+    geo.length = wp.zeros(ns, dtype=float, device=device)
+    geo.w = wp.zeros(ns, dtype=float, device=device)
+    geo.arm_l = wp.zeros(ns, dtype=wp.vec3, device=device)
+    geo.arm_r = wp.zeros(ns, dtype=wp.vec3, device=device)
+    geo.resp_l = wp.zeros(ns, dtype=wp.vec3, device=device)
+    geo.resp_r = wp.zeros(ns, dtype=wp.vec3, device=device)
+    return geo
 
 
 @wp.func
@@ -234,36 +283,6 @@ def span_length(
 
 
 @wp.func
-def span_inv_mass(
-    bodies: BodyModel, bl: int, br: int, body_q: wp.array(dtype=wp.transform), xl: wp.vec3, xr: wp.vec3, n: wp.vec3
-):
-    """Generalized inverse mass w = J M^-1 J^T [1/kg] of the stretch row (see module docstring)."""
-    w = float(0.0)
-    if bl == br:
-        if is_moving_body(bodies, br):
-            ang = wp.cross(xr - xl, n)
-            w = wp.dot(ang, world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * ang)
-        return w
-    if is_moving_body(bodies, bl):
-        com = wp.transform_point(body_q[bl], bodies.com[bl])
-        w = w + point_inv_mass(bodies.inv_mass[bl], world_inv_inertia(body_q[bl], bodies.inv_inertia[bl]), xl - com, n)
-    if is_moving_body(bodies, br):
-        com = wp.transform_point(body_q[br], bodies.com[br])
-        w = w + point_inv_mass(bodies.inv_mass[br], world_inv_inertia(body_q[br], bodies.inv_inertia[br]), xr - com, n)
-    return w
-
-
-@wp.func
-def body_pull(bodies: BodyModel, b: int, body_q: wp.array(dtype=wp.transform), x: wp.vec3, dir: wp.vec3, dlam: float):
-    """Pose delta (dx, dtheta) of body b for an impulse-like correction ``dlam`` along ``dir`` at x."""
-    if not is_moving_body(bodies, b):
-        return wp.spatial_vector()
-    com = wp.transform_point(body_q[b], bodies.com[b])
-    inv_i = world_inv_inertia(body_q[b], bodies.inv_inertia[b])
-    return wp.spatial_vector(dir * (bodies.inv_mass[b] * dlam), inv_i * wp.cross(x - com, dir) * dlam)
-
-
-@wp.func
 def frictional_guide(tm: TendonModel, g: int, active: wp.array(dtype=wp.int32), ratio: wp.array(dtype=float)):
     """An active pinhole or roller whose capstan ratio exceeds 1 (it separates two runs)."""
     if active[g] == 0 or not transmits_material(tm, g):
@@ -295,18 +314,6 @@ def capstan_transfer(la: float, lb: float, ka: float, kb: float, e: float):
     if tb > e * ta:
         return -tight_transfer(lb, la, kb, ka, e)
     return 0.0
-
-
-@wp.func
-def guide_wrap(
-    tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform), x_in: wp.vec3, p_out: wp.vec3, x_out: wp.vec3
-):
-    """Capstan angle [rad] at guide g: a roller's wrap from its incoming tangent point x_in to its
-    outgoing one p_out, or a pinhole's bend between x_in (the incoming span's far end) and x_out."""
-    if is_roller(tm, g):
-        c, n, r, o = roller_frame(tm, g, body_q)
-        return wrap_from_angle(winding_angle(c, n, o, x_in, p_out))
-    return bend_angle(x_in, guide_point(tm, g, body_q), x_out)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -411,7 +418,10 @@ def reset_tendons(
 
 @wp.func
 def winch_span(hist: TendonHistory, s: int, g: int, command: float):
-    """Apply winch guide ``g``'s paid-out command [m] to the rest length of its span ``s``."""
+    """Apply winch guide ``g``'s paid-out command [m] to the rest length of its span ``s``. A command
+    that is not finite holds the winch (NaN would otherwise reel the span in to the floor)."""
+    if not wp.isfinite(command):
+        return
     old = hist.rest[s]
     new = wp.max(old + (command - hist.winch[g]), wp.min(old, REST_LENGTH_FLOOR))
     hist.rest[s] = new
@@ -541,10 +551,95 @@ def begin_step(
 
 
 # ----------------------------------------------------------------------------------------------
+# Cached route geometry (TendonGeometry): the same arithmetic as the routing helpers, with each
+# guide's world frame computed once per pass
+
+
+@wp.func(inline=True)
+def cache_guide_frames(tm: TendonModel, t: int, body_q: wp.array(dtype=wp.transform), geo: TendonGeometry):
+    """World guide points and roller axes of tendon t at the poses body_q (``guide_point``/``guide_axis``)."""
+    for g in range(tm.start[t], tm.start[t + 1]):
+        pose = guide_pose(tm, g, body_q)
+        geo.point[g] = wp.transform_point(pose, tm.guide_offset[g])
+        if is_roller(tm, g):
+            geo.axis[g] = wp.normalize(wp.transform_vector(pose, tm.guide_axis[g]))
+
+
+@wp.func(inline=True)
+def cached_roller(tm: TendonModel, geo: TendonGeometry, g: int):
+    """``roller_frame`` from the cached guide frames: (centre, unit axis, radius, orientation)."""
+    return geo.point[g], geo.axis[g], tm.guide_radius[g], float(tm.guide_orientation[g])
+
+
+@wp.func(inline=True)
+def cached_span_points(
+    tm: TendonModel,
+    geo: TendonGeometry,
+    gl: int,
+    gr: int,
+    body_q: wp.array(dtype=wp.transform),
+    mr_local: wp.vec3,
+):
+    """``span_points_from`` with cached frames, warm-started from the right material point
+    ``mr_local`` (body-local; used only between two rollers)."""
+    xl = geo.point[gl]
+    xr = geo.point[gr]
+    rl = is_roller(tm, gl)
+    rr = is_roller(tm, gr)
+    if rl and rr:
+        cl, nl, radl, ol = cached_roller(tm, geo, gl)
+        cr, nr, radr, orr = cached_roller(tm, geo, gr)
+        tr = to_world(tm, gr, body_q, mr_local)
+        tl = xl
+        for _k in range(ROLLER_PAIR_WARM_ITERATIONS):
+            tl = roller_tangent(cl, nl, radl, -ol, tr)
+            tr = roller_tangent(cr, nr, radr, orr, tl)
+        return tl, tr
+    if rl:
+        cl, nl, radl, ol = cached_roller(tm, geo, gl)
+        return roller_tangent(cl, nl, radl, -ol, xr), xr
+    if rr:
+        cr, nr, radr, orr = cached_roller(tm, geo, gr)
+        return xl, roller_tangent(cr, nr, radr, orr, xl)
+    return xl, xr
+
+
+@wp.func(inline=True)
+def cached_span_length(
+    tm: TendonModel,
+    geo: TendonGeometry,
+    gl: int,
+    gr: int,
+    body_q: wp.array(dtype=wp.transform),
+    ml: wp.vec3,
+    mr: wp.vec3,
+):
+    """``span_length`` with cached frames: (x_l, x_r, l)."""
+    xl, xr = cached_span_points(tm, geo, gl, gr, body_q, mr)
+    length = wp.length(xr - xl)
+    if is_roller(tm, gl):
+        c, n, r, o = cached_roller(tm, geo, gl)
+        length = length + r * winding_angle(c, n, o, to_world(tm, gl, body_q, ml), xl)
+    if is_roller(tm, gr):
+        c, n, r, o = cached_roller(tm, geo, gr)
+        length = length + r * winding_angle(c, n, o, xr, to_world(tm, gr, body_q, mr))
+    return xl, xr, length
+
+
+@wp.func(inline=True)
+def cached_guide_wrap(tm: TendonModel, geo: TendonGeometry, g: int, x_in: wp.vec3, p_out: wp.vec3, x_out: wp.vec3):
+    """``guide_wrap`` with cached frames: capstan angle [rad] at guide g."""
+    if is_roller(tm, g):
+        c, n, r, o = cached_roller(tm, geo, g)
+        return wrap_from_angle(winding_angle(c, n, o, x_in, p_out))
+    return bend_angle(x_in, geo.point[g], x_out)
+
+
+# ----------------------------------------------------------------------------------------------
 # Per-iteration solve
 
 
-@wp.func
+@wp.func(inline=True)
 def relax_tendon(
     tm: TendonModel,
     bodies: BodyModel,
@@ -555,6 +650,7 @@ def relax_tendon(
     body_q: wp.array(dtype=wp.transform),
     hist: TendonHistory,
     work: TendonWork,
+    geo: TendonGeometry,
 ):
     """Steps 1-3 of a tendon pass, shared by both solvers: span geometry and predicted multipliers,
     capstan ratios, and material relaxation under the capstan bound (see module docstring).
@@ -587,20 +683,47 @@ def relax_tendon(
     g1 = tm.start[t + 1]
     dt2 = dt * dt
 
-    # 1. Geometry and predicted multipliers.
+    # 1. Geometry and predicted multipliers (geometry cached in geo for the later phases).
+    cache_guide_frames(tm, t, body_q, geo)
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
         if active[g] == 0:
             continue
         gl = left_guide(g, active)
         bypass = gl != g - 1
-        xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
+        xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
         d = xr - xl
         dl = wp.length(d)
         n = wp.vec3()
         if dl > 1.0e-9:
             n = d / dl
-        w = span_inv_mass(bodies, tm.guide_body[gl], tm.guide_body[g], body_q, xl, xr, n)
+        # Generalized inverse mass (``span_inv_mass``), keeping each end's arm and response.
+        bl = tm.guide_body[gl]
+        br = tm.guide_body[g]
+        w = float(0.0)
+        arm_l = wp.vec3()
+        arm_r = wp.vec3()
+        resp_l = wp.vec3()
+        resp_r = wp.vec3()
+        if bl == br:
+            if is_moving_body(bodies, br):
+                ang = wp.cross(xr - xl, n)
+                w = wp.dot(ang, world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * ang)
+        else:
+            if is_moving_body(bodies, bl):
+                arm_l = wp.cross(xl - wp.transform_point(body_q[bl], bodies.com[bl]), n)
+                resp_l = world_inv_inertia(body_q[bl], bodies.inv_inertia[bl]) * arm_l
+                w = w + (bodies.inv_mass[bl] + wp.dot(arm_l, resp_l))
+            if is_moving_body(bodies, br):
+                arm_r = wp.cross(xr - wp.transform_point(body_q[br], bodies.com[br]), n)
+                resp_r = world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * arm_r
+                w = w + (bodies.inv_mass[br] + wp.dot(arm_r, resp_r))
+        geo.length[s] = length
+        geo.w[s] = w
+        geo.arm_l[s] = arm_l
+        geo.arm_r[s] = arm_r
+        geo.resp_l[s] = resp_l
+        geo.resp_r[s] = resp_r
         cval = length - rest[s]
         comp = span_compliance(tm, s, bypass)
         alpha = comp / dt2
@@ -614,14 +737,16 @@ def relax_tendon(
     # 2. Capstan ratio exp(mu theta) per transmitting guide.
     for g in range(g0 + 1, g1 - 1):
         ratio[g] = 1.0
-        if active[g] != 0 and transmits_material(tm, g):
+        mu = tm.guide_mu[g]
+        # A frictionless guide keeps ratio 1 (exp(0 theta)) without measuring its wrap.
+        if mu != 0.0 and active[g] != 0 and transmits_material(tm, g):
             s_in = seg_index(t, g)
             s_out = out_segment(t, g, active)
             x_in = xl_buf[s_in]
             if is_roller(tm, g):
                 x_in = xr_buf[s_in]
-            theta = guide_wrap(tm, g, body_q, x_in, xl_buf[s_out], xr_buf[s_out])
-            ratio[g] = wp.exp(wp.min(tm.guide_mu[g] * wp.max(theta, 0.0), CAPSTAN_EXPONENT_MAX))
+            theta = cached_guide_wrap(tm, geo, g, x_in, xl_buf[s_out], xr_buf[s_out])
+            ratio[g] = wp.exp(wp.min(mu * wp.max(theta, 0.0), CAPSTAN_EXPONENT_MAX))
 
     # 3a. Frictionless runs: spans joined by guides with exp(mu theta) = 1 share one tension,
     #     T = sum(lam_hat/k) / sum(1/k); each span's material changes by (lam_hat - T)/k (sum 0).
@@ -765,7 +890,7 @@ def relax_tendon(
             break
 
 
-@wp.kernel
+@wp.kernel(module=XPBD_MODULE)
 def solve_tendons(
     tm: TendonModel,
     bodies: BodyModel,
@@ -778,6 +903,7 @@ def solve_tendons(
     # In/out (material transfer writes hist.rest):
     hist: TendonHistory,
     work: TendonWork,
+    geo: TendonGeometry,
     # Out:
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
@@ -786,7 +912,7 @@ def solve_tendons(
     Guide g writes its incoming-span correction to slot ``slot_base + 2 g`` and its outgoing-span
     correction to ``slot_base + 2 g + 1``."""
     t = wp.tid()
-    relax_tendon(tm, bodies, t, max_sweeps, settle_tol, dt, body_q, hist, work)
+    relax_tendon(tm, bodies, t, max_sweeps, settle_tol, dt, body_q, hist, work, geo)
     active = hist.active
     lam = work.lam
     lam_hat = work.lam_hat
@@ -819,10 +945,15 @@ def solve_tendons(
             # Both ends on one body: the summed gradient (0, (x_r - x_l) x n) vanishes exactly,
             # so the span exerts nothing on its body (applying its float residual would not).
             continue
-        slot_delta[slot_base + 2 * gl + 1] = slot_delta[slot_base + 2 * gl + 1] + body_pull(
-            bodies, bl, body_q, xl, n, dlam
-        )
-        slot_delta[slot_base + 2 * g] = slot_delta[slot_base + 2 * g] + body_pull(bodies, br, body_q, xr, -n, dlam)
+        # Pose deltas of the end bodies (``body_pull`` from the cached arms and responses).
+        pull_l = wp.spatial_vector()
+        if is_moving_body(bodies, bl):
+            pull_l = wp.spatial_vector(n * (bodies.inv_mass[bl] * dlam), geo.resp_l[s] * dlam)
+        pull_r = wp.spatial_vector()
+        if is_moving_body(bodies, br):
+            pull_r = wp.spatial_vector(-n * (bodies.inv_mass[br] * dlam), -geo.resp_r[s] * dlam)
+        slot_delta[slot_base + 2 * gl + 1] = slot_delta[slot_base + 2 * gl + 1] + pull_l
+        slot_delta[slot_base + 2 * g] = slot_delta[slot_base + 2 * g] + pull_r
 
 
 @wp.struct
@@ -868,13 +999,6 @@ class TendonLinearization:
 
 
 @wp.func
-def length_gradient(bodies: BodyModel, b: int, body_q: wp.array(dtype=wp.transform), x: wp.vec3, dir: wp.vec3):
-    """Gradient of a length that grows along ``dir`` when the point x of body b moves: (dir, (x - c) x dir)."""
-    com = wp.transform_point(body_q[b], bodies.com[b])
-    return wp.spatial_vector(dir, wp.cross(x - com, dir))
-
-
-@wp.func
 def linearized_stretch(bodies: BodyModel, lin: TendonLinearization, s: int, body_q: wp.array(dtype=wp.transform)):
     """Change of span s's length [m] since its linearization, to first order in the end bodies' motion."""
     stretch = float(0.0)
@@ -903,7 +1027,7 @@ def linearized_tension(bodies: BodyModel, lin: TendonLinearization, s: int, body
     return wp.max(al_tension(lin, s, dl) + lin.damp[s] * (lin.dl0[s] + dl), 0.0)
 
 
-@wp.kernel
+@wp.kernel(module=VBD_MODULE)
 def update_span_duals(
     tm: TendonModel,
     bodies: BodyModel,
@@ -929,7 +1053,7 @@ def update_span_duals(
             lin.lam[s] = wp.max(al_tension(lin, s, dl), 0.0)
 
 
-@wp.kernel
+@wp.kernel(module=VBD_MODULE)
 def linearize_tendons(
     tm: TendonModel,
     bodies: BodyModel,
@@ -943,6 +1067,7 @@ def linearize_tendons(
     # In/out (material transfer writes hist.rest):
     hist: TendonHistory,
     work: TendonWork,
+    geo: TendonGeometry,
     # Out:
     lin: TendonLinearization,
 ):
@@ -953,7 +1078,7 @@ def linearize_tendons(
     positive semidefinite). A span with both ends on one body exerts nothing on it (``k = 0``).
     """
     t = wp.tid()
-    relax_tendon(tm, bodies, t, max_sweeps, settle_tol, dt, body_q, hist, work)
+    relax_tendon(tm, bodies, t, max_sweeps, settle_tol, dt, body_q, hist, work, geo)
     active = hist.active
     rest = hist.rest
     l0 = work.l0
@@ -984,10 +1109,11 @@ def linearize_tendons(
         if dl <= 1.0e-9 or bl == br:
             continue
         n = d / dl
-        # Length at this pose: the free part plus the arcs wound since the step began.
-        length = dl + arc_leaving(tm, gl, body_q, hist.ml[s], xl) + arc_arriving(tm, g, body_q, xr, hist.mr[s])
+        # Length at this pose (the free part plus the arcs wound since the step began) and the
+        # row's inverse mass, as relax_tendon measured them.
+        length = geo.length[s]
         comp = span_compliance(tm, s, bypass)
-        w = span_inv_mass(bodies, bl, br, body_q, xl, xr, n)
+        w = geo.w[s]
         k_pen = k_max
         if w * dt2 * k_max > penalty:
             k_pen = penalty / (w * dt2)
@@ -1004,12 +1130,13 @@ def linearize_tendons(
             lin.damp[s] = span_damping(tm, s, bypass) / dt
         lin.slot_span[2 * gl + 1] = s
         lin.slot_span[2 * g] = s
+        # Length gradients (``length_gradient``): (-n, (x_l - c_l) x -n) and (n, (x_r - c_r) x n).
         if is_moving_body(bodies, bl):
             lin.bl[s] = bl
-            lin.jl[s] = length_gradient(bodies, bl, body_q, xl, -n)
+            lin.jl[s] = wp.spatial_vector(-n, -geo.arm_l[s])
         if is_moving_body(bodies, br):
             lin.br[s] = br
-            lin.jr[s] = length_gradient(bodies, br, body_q, xr, n)
+            lin.jr[s] = wp.spatial_vector(n, geo.arm_r[s])
 
 
 # ----------------------------------------------------------------------------------------------
