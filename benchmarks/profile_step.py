@@ -78,6 +78,7 @@ class LaunchProfiler:
             seen: set = set()
             nbytes = sum(_array_bytes(v, seen) for v in (*inputs, *outputs))
             name = getattr(kernel, "key", str(kernel))
+            name = name.split("__locals__")[-1]  # kernels made by a factory function
             return prof._timed(name, nbytes, launch, kernel, dim, inputs, outputs, *args, **kwargs)
 
         def copy_wrapper(dest, src, *args, **kwargs):

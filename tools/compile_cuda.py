@@ -16,12 +16,27 @@ import warp as wp
 
 
 def kernel_modules() -> list[str]:
+    """Names of every Warp module that holds kernels: the files' own modules and the named modules
+    that kernels declare with ``@wp.kernel(module=...)`` (e.g. ``warp_kernels.cable_xpbd``)."""
     import warp_kernels
 
-    names = [f"warp_kernels.{m.name}" for m in pkgutil.iter_modules(warp_kernels.__path__)]
-    # Host modules that define their own kernels.
-    names += ["newton_tendon.solvers.base", "examples.env_finger", "examples.env_payload"]
-    return names
+    files = [f"warp_kernels.{m.name}" for m in pkgutil.iter_modules(warp_kernels.__path__)]
+    # Host modules that define their own kernels, and the solvers (they select kernel variants).
+    files += [
+        "newton_tendon.solvers.base",
+        "newton_tendon.solvers.xpbd",
+        "newton_tendon.solvers.vbd",
+        "examples.env_finger",
+        "examples.env_payload",
+    ]
+    for name in files:
+        importlib.import_module(name)
+    from warp._src import context  # the registry of Warp modules (no public accessor in 1.19)
+
+    prefixes = ("warp_kernels", "newton_tendon", "examples")
+    return sorted(
+        name for name, mod in context.user_modules.items() if name.startswith(prefixes) and len(mod.kernels) > 0
+    )
 
 
 def main(arch: int = 90) -> int:
@@ -30,9 +45,6 @@ def main(arch: int = 90) -> int:
     failed = []
     with tempfile.TemporaryDirectory() as out:
         for name in kernel_modules():
-            mod = importlib.import_module(name)
-            if not any(isinstance(v, wp.Kernel) and v.module.name == name for v in vars(mod).values()):
-                continue
             t = time.perf_counter()
             try:
                 wp.compile_aot_module(name, arch=arch, module_dir=out, use_ptx=True)
@@ -45,7 +57,6 @@ def main(arch: int = 90) -> int:
         print(f"{len(failed)} module(s) failed to compile for CUDA: {', '.join(failed)}")
         return 1
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -177,81 +177,102 @@ def compute_joint_wrenches(
 
 @wp.struct
 class BodyPair:
-    """Local working copy of the two bodies of one constraint: poses and world inverse masses."""
+    """The two bodies of one constraint, constant during its rows: world inverse masses and COM
+    offsets. The poses and accumulated pose changes the rows update are carried as separate
+    values (``q_p, q_c, dx_p, dth_p, dx_c, dth_c``; a struct reassigned row by row stayed in memory
+    and was copied per row)."""
 
-    q_p: wp.transform
-    q_c: wp.transform
     inv_m_p: float
     inv_m_c: float
     inv_i_p: wp.mat33
     inv_i_c: wp.mat33
     com_p: wp.vec3
     com_c: wp.vec3
-    dx_p: wp.vec3
-    dth_p: wp.vec3
-    dx_c: wp.vec3
-    dth_c: wp.vec3
 
 
 @wp.func
-def pair_apply_linear(bp: BodyPair, r_p: wp.vec3, r_c: wp.vec3, impulse: wp.vec3):
-    """Apply a positional impulse [kg m]: +impulse on the child at arm r_c, -impulse on the parent at r_p."""
-    out = bp
+def pair_apply_linear(
+    bp: BodyPair,
+    q_p: wp.transform,
+    q_c: wp.transform,
+    dx_p: wp.vec3,
+    dth_p: wp.vec3,
+    dx_c: wp.vec3,
+    dth_c: wp.vec3,
+    r_p: wp.vec3,
+    r_c: wp.vec3,
+    impulse: wp.vec3,
+):
+    """Apply a positional impulse [kg m]: +impulse on the child at arm r_c, -impulse on the parent
+    at r_p. Returns the updated (q_p, q_c, dx_p, dth_p, dx_c, dth_c)."""
     dxc = impulse * bp.inv_m_c
     dthc = bp.inv_i_c * wp.cross(r_c, impulse)
     dxp = -impulse * bp.inv_m_p
     dthp = -(bp.inv_i_p * wp.cross(r_p, impulse))
-    out.dx_c = bp.dx_c + dxc
-    out.dth_c = bp.dth_c + dthc
-    out.dx_p = bp.dx_p + dxp
-    out.dth_p = bp.dth_p + dthp
-    out.q_c = apply_pose_delta(bp.q_c, bp.com_c, dxc, dthc)
-    out.q_p = apply_pose_delta(bp.q_p, bp.com_p, dxp, dthp)
-    return out
+    return (
+        apply_pose_delta(q_p, bp.com_p, dxp, dthp),
+        apply_pose_delta(q_c, bp.com_c, dxc, dthc),
+        dx_p + dxp,
+        dth_p + dthp,
+        dx_c + dxc,
+        dth_c + dthc,
+    )
 
 
 @wp.func
-def pair_apply_angular(bp: BodyPair, impulse: wp.vec3):
-    """Apply an angular positional impulse [kg m^2 rad]: +impulse on the child, -impulse on the parent."""
-    out = bp
+def pair_apply_angular(
+    bp: BodyPair,
+    q_p: wp.transform,
+    q_c: wp.transform,
+    dth_p: wp.vec3,
+    dth_c: wp.vec3,
+    impulse: wp.vec3,
+):
+    """Apply an angular positional impulse [kg m^2 rad]: +impulse on the child, -impulse on the
+    parent. Returns the updated (q_p, q_c, dth_p, dth_c)."""
     dthc = bp.inv_i_c * impulse
     dthp = -(bp.inv_i_p * impulse)
-    out.dth_c = bp.dth_c + dthc
-    out.dth_p = bp.dth_p + dthp
-    out.q_c = apply_pose_delta(bp.q_c, bp.com_c, wp.vec3(0.0), dthc)
-    out.q_p = apply_pose_delta(bp.q_p, bp.com_p, wp.vec3(0.0), dthp)
-    return out
+    return (
+        apply_pose_delta(q_p, bp.com_p, wp.vec3(0.0), dthp),
+        apply_pose_delta(q_c, bp.com_c, wp.vec3(0.0), dthc),
+        dth_p + dthp,
+        dth_c + dthc,
+    )
 
 
 @wp.func
-def solve_point_row(bp: BodyPair, x_p: wp.vec3, x_c: wp.vec3, n: wp.vec3, err: float, relax: float):
+def point_row_impulse(
+    bp: BodyPair, q_p: wp.transform, q_c: wp.transform, x_p: wp.vec3, x_c: wp.vec3, n: wp.vec3, err: float, relax: float
+):
     """Hard positional row C = err along unit n between anchor x_p (parent) and x_c (child) [m].
 
     Gradient dC/dx_c = n, dC/dx_p = -n. dlambda = -C / (w_p + w_c) [kg m] (XPBD with zero compliance).
+    Returns (r_p, r_c, impulse, apply): the arms [m], the impulse [kg m] and whether to apply it.
     """
-    r_p = x_p - wp.transform_point(bp.q_p, bp.com_p)
-    r_c = x_c - wp.transform_point(bp.q_c, bp.com_c)
+    r_p = x_p - wp.transform_point(q_p, bp.com_p)
+    r_c = x_c - wp.transform_point(q_c, bp.com_c)
     w = point_inv_mass(bp.inv_m_p, bp.inv_i_p, r_p, n) + point_inv_mass(bp.inv_m_c, bp.inv_i_c, r_c, n)
     if w <= 0.0:
-        return bp
+        return r_p, r_c, wp.vec3(0.0), False
     dlambda = -err / w * relax
-    return pair_apply_linear(bp, r_p, r_c, n * dlambda)
+    return r_p, r_c, n * dlambda, True
 
 
 @wp.func
-def solve_angle_row(bp: BodyPair, rotvec: wp.vec3, relax: float):
+def angle_row_impulse(bp: BodyPair, rotvec: wp.vec3, relax: float):
     """Hard angular row: rotate the child relative to the parent by the world rotation vector [rad].
 
     C = |rotvec| about n = rotvec/|rotvec|; dlambda = |rotvec| / (n^T I_p^-1 n + n^T I_c^-1 n).
+    Returns (impulse [kg m^2 rad], apply).
     """
     theta = wp.length(rotvec)
     if theta < 1.0e-9:
-        return bp
+        return wp.vec3(0.0), False
     n = rotvec / theta
     w = rot_inv_mass(bp.inv_i_p, n) + rot_inv_mass(bp.inv_i_c, n)
     if w <= 0.0:
-        return bp
-    return pair_apply_angular(bp, n * (theta / w * relax))
+        return wp.vec3(0.0), False
+    return n * (theta / w * relax), True
 
 
 @wp.kernel
@@ -294,8 +315,8 @@ def solve_joints(
         return
 
     bp = BodyPair()
-    bp.q_p = parent_pose(body_q, p)
-    bp.q_c = body_q[c]
+    q_p = parent_pose(body_q, p)
+    q_c = body_q[c]
     bp.inv_m_p = 0.0
     bp.inv_i_p = wp.mat33(0.0)
     bp.com_p = wp.vec3(0.0)
@@ -303,28 +324,29 @@ def solve_joints(
         bp.com_p = bodies.com[p]
         if is_moving_body(bodies, p):
             bp.inv_m_p = bodies.inv_mass[p]
-            bp.inv_i_p = world_inv_inertia(bp.q_p, bodies.inv_inertia[p])
+            bp.inv_i_p = world_inv_inertia(q_p, bodies.inv_inertia[p])
     bp.com_c = bodies.com[c]
     bp.inv_m_c = 0.0
     bp.inv_i_c = wp.mat33(0.0)
     if is_moving_body(bodies, c):
         bp.inv_m_c = bodies.inv_mass[c]
-        bp.inv_i_c = world_inv_inertia(bp.q_c, bodies.inv_inertia[c])
-    bp.dx_p = wp.vec3(0.0)
-    bp.dth_p = wp.vec3(0.0)
-    bp.dx_c = wp.vec3(0.0)
-    bp.dth_c = wp.vec3(0.0)
+        bp.inv_i_c = world_inv_inertia(q_c, bodies.inv_inertia[c])
+    dx_p = wp.vec3(0.0)
+    dth_p = wp.vec3(0.0)
+    dx_c = wp.vec3(0.0)
+    dth_c = wp.vec3(0.0)
 
     ds = joints.qd_start[j]
 
     # Angular rows.
-    X_wp = bp.q_p * joints.X_p[j]
-    X_wc = bp.q_c * joints.X_c[j]
+    X_wp = q_p * joints.X_p[j]
+    X_wc = q_c * joints.X_c[j]
     rot_p = wp.transform_get_rotation(X_wp)
     rot_c = wp.transform_get_rotation(X_wc)
+    rotvec = wp.vec3(0.0)
     if jt == JOINT_FIXED or jt == JOINT_PRISMATIC:
         # Rotation that carries the child frame onto the parent frame.
-        bp = solve_angle_row(bp, quat_to_rotation_vector(rot_p * wp.quat_inverse(rot_c)), angular_relaxation)
+        rotvec = quat_to_rotation_vector(rot_p * wp.quat_inverse(rot_c))
     elif jt == JOINT_REVOLUTE:
         a = joints.axis[ds]
         a_p = wp.quat_rotate(rot_p, a)
@@ -333,12 +355,16 @@ def solve_joints(
         sn = wp.length(s)
         if sn > 1.0e-9:
             ang = wp.atan2(sn, wp.dot(a_c, a_p))
-            bp = solve_angle_row(bp, s * (ang / sn), angular_relaxation)
+            rotvec = s * (ang / sn)
+    if jt == JOINT_FIXED or jt == JOINT_PRISMATIC or jt == JOINT_REVOLUTE:
+        ang_impulse, ang_apply = angle_row_impulse(bp, rotvec, angular_relaxation)
+        if ang_apply:
+            q_p, q_c, dth_p, dth_c = pair_apply_angular(bp, q_p, q_c, dth_p, dth_c, ang_impulse)
 
     # Coordinate rows (limit, then drive) of revolute and prismatic joints.
     if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
-        X_wp = bp.q_p * joints.X_p[j]
-        X_wc = bp.q_c * joints.X_c[j]
+        X_wp = q_p * joints.X_p[j]
+        X_wc = q_c * joints.X_c[j]
         rot_p = wp.transform_get_rotation(X_wp)
         a_w = wp.quat_rotate(rot_p, joints.axis[ds])
         x_p = wp.transform_get_translation(X_wp)
@@ -350,8 +376,8 @@ def solve_joints(
             q = wp.dot(x_c - x_p, a_w)
         # Generalized inverse mass along the coordinate.
         w = float(0.0)
-        r_p = x_p - wp.transform_point(bp.q_p, bp.com_p)
-        r_c = x_c - wp.transform_point(bp.q_c, bp.com_c)
+        r_p = x_p - wp.transform_point(q_p, bp.com_p)
+        r_c = x_c - wp.transform_point(q_c, bp.com_c)
         if jt == JOINT_REVOLUTE:
             w = rot_inv_mass(bp.inv_i_p, a_w) + rot_inv_mass(bp.inv_i_c, a_w)
         else:
@@ -387,13 +413,15 @@ def solve_joints(
                 joint_lambda[j] = lam + dlambda
         if dlambda != 0.0:
             if jt == JOINT_REVOLUTE:
-                bp = pair_apply_angular(bp, a_w * dlambda)
+                q_p, q_c, dth_p, dth_c = pair_apply_angular(bp, q_p, q_c, dth_p, dth_c, a_w * dlambda)
             else:
-                bp = pair_apply_linear(bp, r_p, r_c, a_w * dlambda)
+                q_p, q_c, dx_p, dth_p, dx_c, dth_c = pair_apply_linear(
+                    bp, q_p, q_c, dx_p, dth_p, dx_c, dth_c, r_p, r_c, a_w * dlambda
+                )
 
     # Linear rows.
-    X_wp = bp.q_p * joints.X_p[j]
-    X_wc = bp.q_c * joints.X_c[j]
+    X_wp = q_p * joints.X_p[j]
+    X_wc = q_c * joints.X_c[j]
     x_p = wp.transform_get_translation(X_wp)
     x_c = wp.transform_get_translation(X_wc)
     d = x_c - x_p
@@ -402,7 +430,11 @@ def solve_joints(
         d = d - a_w * wp.dot(d, a_w)
     dl = wp.length(d)
     if dl > 1.0e-9:
-        bp = solve_point_row(bp, x_p, x_c, d / dl, dl, linear_relaxation)
+        r_p, r_c, lin_impulse, lin_apply = point_row_impulse(bp, q_p, q_c, x_p, x_c, d / dl, dl, linear_relaxation)
+        if lin_apply:
+            q_p, q_c, dx_p, dth_p, dx_c, dth_c = pair_apply_linear(
+                bp, q_p, q_c, dx_p, dth_p, dx_c, dth_c, r_p, r_c, lin_impulse
+            )
 
-    slot_delta[2 * j] = wp.spatial_vector(bp.dx_p, bp.dth_p)
-    slot_delta[2 * j + 1] = wp.spatial_vector(bp.dx_c, bp.dth_c)
+    slot_delta[2 * j] = wp.spatial_vector(dx_p, dth_p)
+    slot_delta[2 * j + 1] = wp.spatial_vector(dx_c, dth_c)

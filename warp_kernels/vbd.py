@@ -96,77 +96,81 @@ def contact_lambda_t(duals: ContactDuals, c: int):
     return wp.vec3(v[1], v[2], v[3])
 
 
-@wp.struct
-class Block:
-    """The 6x6 Newton system of one body: f = -dE/d(dx, dtheta) and H in 3x3 blocks."""
-
-    fx: wp.vec3
-    ft: wp.vec3
-    hxx: wp.mat33
-    hxt: wp.mat33
-    htt: wp.mat33
-    idle: int
-    """Unilateral rows left out of this model because they were inactive where it was built
-    (a separated contact, a slack span, a limit about to engage); see ``solve_body_colour``."""
-
-
 # ----------------------------------------------------------------------------------------------
 # Block assembly
+#
+# The 6x6 Newton system of one body is carried as separate values (a struct carried through the
+# row loop stayed in memory and was copied per row): f = -dE/d(dx, dtheta) as ``fx`` [N] and ``ft``
+# [N m], H in 3x3 blocks ``hxx``, ``hxt``, ``htt``, and ``idle``, the number of unilateral rows left
+# out of this model because they were inactive where it was built (a separated contact, a slack
+# span, a limit about to engage; see ``solve_body_colour``). Each ``add_*`` takes the system and
+# returns it updated.
 
 
 @wp.func
-def add_point_row(blk: Block, r: wp.vec3, grad: wp.vec3, k: float, proj: wp.mat33):
+def add_point_row(
+    fx: wp.vec3,
+    ft: wp.vec3,
+    hxx: wp.mat33,
+    hxt: wp.mat33,
+    htt: wp.mat33,
+    r: wp.vec3,
+    grad: wp.vec3,
+    k: float,
+    proj: wp.mat33,
+):
     """Add a row acting at the point with arm r [m] from the COM.
 
     ``grad`` = dE/dp [N] at the point; the point moves by ``dx + dtheta x r = dx - [r]x dtheta``,
     so the body gradient is ``(grad, r x grad)`` and the Hessian of ``(k/2)|P dp|^2`` is
     ``J^T k P J`` with ``J = [I, -[r]x]``.
     """
-    out = blk
-    out.fx = blk.fx - grad
-    out.ft = blk.ft - wp.cross(r, grad)
     sr = wp.skew(r)
     kp = proj * k
-    out.hxx = blk.hxx + kp
-    out.hxt = blk.hxt - kp * sr
-    out.htt = blk.htt - sr * kp * sr
-    return out
+    return fx - grad, ft - wp.cross(r, grad), hxx + kp, hxt - kp * sr, htt - sr * kp * sr
 
 
 @wp.func
-def add_angle_row(blk: Block, grad: wp.vec3, k: float, proj: wp.mat33):
-    """Add a row on the orientation: ``grad`` = dE/dtheta [N m], Hessian ``k P`` [N m/rad]."""
-    out = blk
-    out.ft = blk.ft - grad
-    out.htt = blk.htt + proj * k
-    return out
+def add_angle_row(ft: wp.vec3, htt: wp.mat33, grad: wp.vec3, k: float, proj: wp.mat33):
+    """Add a row on the orientation: ``grad`` = dE/dtheta [N m], Hessian ``k P`` [N m/rad].
+    Returns the updated (ft, htt)."""
+    return ft - grad, htt + proj * k
 
 
 @wp.func
-def add_twist_row(blk: Block, jac: wp.spatial_vector, force: float, k: float):
+def add_twist_row(
+    fx: wp.vec3,
+    ft: wp.vec3,
+    hxx: wp.mat33,
+    hxt: wp.mat33,
+    htt: wp.mat33,
+    jac: wp.spatial_vector,
+    force: float,
+    k: float,
+):
     """Add a scalar row with 6-vector gradient ``jac``: dE/dx = force jac, Hessian k jac jac^T."""
-    out = blk
     jx = wp.spatial_top(jac)
     jt = wp.spatial_bottom(jac)
-    out.fx = blk.fx - jx * force
-    out.ft = blk.ft - jt * force
-    out.hxx = blk.hxx + wp.outer(jx, jx) * k
-    out.hxt = blk.hxt + wp.outer(jx, jt) * k
-    out.htt = blk.htt + wp.outer(jt, jt) * k
-    return out
+    return (
+        fx - jx * force,
+        ft - jt * force,
+        hxx + wp.outer(jx, jx) * k,
+        hxt + wp.outer(jx, jt) * k,
+        htt + wp.outer(jt, jt) * k,
+    )
 
 
 @wp.func
-def solve_block(blk: Block, rotates: bool):
+def solve_block(fx: wp.vec3, ft: wp.vec3, hxx: wp.mat33, hxt: wp.mat33, htt: wp.mat33, rotates: bool):
     """Solve H d = f by the Schur complement of the translation block (H is symmetric positive
     definite: the inertial term alone is). Returns d = (dx [m], dtheta [rad])."""
-    a_inv = wp.inverse(blk.hxx)
+    a_inv = wp.inverse(hxx)
     if not rotates:
-        return wp.spatial_vector(a_inv * blk.fx, wp.vec3(0.0))
-    bt = wp.transpose(blk.hxt)
-    schur = blk.htt - bt * a_inv * blk.hxt
-    dth = wp.inverse(schur) * (blk.ft - bt * (a_inv * blk.fx))
-    dx = a_inv * (blk.fx - blk.hxt * dth)
+        return wp.spatial_vector(a_inv * fx, wp.vec3(0.0))
+    bt = wp.transpose(hxt)
+    schur = htt - bt * a_inv * hxt
+    dth = wp.inverse(schur) * (ft - bt * (a_inv * fx))
+    dx = a_inv * (fx - hxt * dth)
     return wp.spatial_vector(dx, dth)
 
 
@@ -298,7 +302,12 @@ def coordinate_jacobian(jt: int, jf: JointFrame, r: wp.vec3, side: float):
 
 @wp.func
 def add_joint(
-    blk: Block,
+    fx: wp.vec3,
+    ft: wp.vec3,
+    hxx: wp.mat33,
+    hxt: wp.mat33,
+    htt: wp.mat33,
+    idle: int,
     bodies: BodyModel,
     joints: JointModel,
     duals: JointDuals,
@@ -311,11 +320,11 @@ def add_joint(
     joint_target_vel: wp.array(dtype=float),
     joint_q_prev: wp.array(dtype=float),
 ):
-    """Add joint j's rows to the block of its parent or child body (see module docstring)."""
+    """Add joint j's rows to the block of its parent or child body (see module docstring).
+    Returns the updated (fx, ft, hxx, hxt, htt, idle)."""
     jt = joints.type[j]
     if joints.enabled[j] == 0 or jt == JOINT_FREE:
-        return blk
-    out = blk
+        return fx, ft, hxx, hxt, htt, idle
     jf = joint_frame(bodies, joints, j, body_q)
     b = joints.child[j]
     x_b = jf.x_c
@@ -330,13 +339,13 @@ def add_joint(
     c_lin, p_lin = joint_linear_error(jt, jf)
     lam = duals.lam[j]
     f_lin = c_lin * k_lin + p_lin * wp.spatial_top(lam)
-    out = add_point_row(out, r, f_lin * side, k_lin, p_lin)
+    fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, f_lin * side, k_lin, p_lin)
 
     k_ang = duals.rho_ang[j] * jf.i_eff * inv_h2
     if jt != JOINT_BALL:
         c_ang, p_ang = joint_angular_error(jt, jf)
         f_ang = c_ang * k_ang + p_ang * wp.spatial_bottom(lam)
-        out = add_angle_row(out, f_ang * side, k_ang, p_ang)
+        ft, htt = add_angle_row(ft, htt, f_ang * side, k_ang, p_ang)
 
     if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
         ds = joints.qd_start[j]
@@ -348,14 +357,14 @@ def add_joint(
         lam_lim = duals.lam_lim[j]
         f_lo = k_q * (jf.q - joints.limit_lower[ds]) + lam_lim[0]
         if f_lo < 0.0:
-            out = add_twist_row(out, jac, f_lo, k_q)
+            fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, f_lo, k_q)
         elif jf.q - joints.limit_lower[ds] < LIMIT_NEAR:
-            out.idle = out.idle + 1
+            idle = idle + 1
         f_hi = k_q * (joints.limit_upper[ds] - jf.q) + lam_lim[1]
         if f_hi < 0.0:
-            out = add_twist_row(out, jac, -f_hi, k_q)
+            fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, -f_hi, k_q)
         elif joints.limit_upper[ds] - jf.q < LIMIT_NEAR:
-            out.idle = out.idle + 1
+            idle = idle + 1
         # Drive: implicit PD as the elastic energy (ke + kd/h)/2 (q - q*)^2 (same q* as XPBD).
         ke = joints.target_ke[ds]
         kd = joints.target_kd[ds]
@@ -366,8 +375,8 @@ def add_joint(
             err = jf.q - q_star
             if jt == JOINT_REVOLUTE:
                 err = wp.atan2(wp.sin(err), wp.cos(err))
-            out = add_twist_row(out, jac, k_eff * err, k_eff)
-    return out
+            fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, k_eff * err, k_eff)
+    return fx, ft, hxx, hxt, htt, idle
 
 
 @wp.struct
@@ -440,7 +449,12 @@ def contact_forces(contacts: ContactData, duals: ContactDuals, c: int, cf: Conta
 
 @wp.func
 def add_contact(
-    blk: Block,
+    fx: wp.vec3,
+    ft: wp.vec3,
+    hxx: wp.mat33,
+    hxt: wp.mat33,
+    htt: wp.mat33,
+    idle: int,
     bodies: BodyModel,
     contacts: ContactData,
     duals: ContactDuals,
@@ -451,16 +465,15 @@ def add_contact(
     body_q: wp.array(dtype=wp.transform),
 ):
     """Non-penetration C = (p_b - p_a) . n >= 0 and Coulomb friction on the tangential drift since
-    the step began, for body a (``side_b`` False) or b of contact slot c."""
+    the step began, for body a (``side_b`` False) or b of contact slot c. Returns the updated
+    (fx, ft, hxx, hxt, htt, idle)."""
     if contacts.valid[c] == 0:
-        return blk
+        return fx, ft, hxx, hxt, htt, idle
     cf = contact_frame(bodies, contacts, c, body_q_prev, body_q)
     k = duals.rho[c] * cf.m_eff * inv_h2
     f_n, f_t, k_t = contact_forces(contacts, duals, c, cf, k)
     if f_n >= 0.0:
-        out = blk
-        out.idle = blk.idle + 1
-        return out
+        return fx, ft, hxx, hxt, htt, idle + 1
     n = contacts.normal[c]
     grad = n * f_n + f_t  # dE/dp_b; dE/dp_a = -grad
     proj_t = wp.identity(n=3, dtype=float) - wp.outer(n, n)
@@ -469,34 +482,39 @@ def add_contact(
     if not side_b:
         grad = -grad
         r = cf.r_a
-    out = add_point_row(blk, r, grad, 1.0, hess_n + proj_t * k_t)
-    return out
+    fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, grad, 1.0, hess_n + proj_t * k_t)
+    return fx, ft, hxx, hxt, htt, idle
 
 
 @wp.func
 def add_tendon_slot(
-    blk: Block,
+    fx: wp.vec3,
+    ft: wp.vec3,
+    hxx: wp.mat33,
+    hxt: wp.mat33,
+    htt: wp.mat33,
+    idle: int,
     bodies: BodyModel,
     lin: TendonLinearization,
     gi: int,
     body_q: wp.array(dtype=wp.transform),
 ):
-    """Add the span held by guide slot gi (linearized, see ``cable.TendonLinearization``)."""
+    """Add the span held by guide slot gi (linearized, see ``cable.TendonLinearization``).
+    Returns the updated (fx, ft, hxx, hxt, htt, idle)."""
     s = lin.slot_span[gi]
     if s < 0:
-        return blk
+        return fx, ft, hxx, hxt, htt, idle
     k = lin.k[s]
     if k <= 0.0:
-        return blk
+        return fx, ft, hxx, hxt, htt, idle
     tension = linearized_tension(bodies, lin, s, body_q)
     if tension <= 0.0:
-        out = blk  # slack
-        out.idle = blk.idle + 1
-        return out
+        return fx, ft, hxx, hxt, htt, idle + 1  # slack
     jac = lin.jr[s]
     if gi % 2 == 1:
         jac = lin.jl[s]  # the span leaves this guide: this body holds its left end
-    return add_twist_row(blk, jac, tension, k)
+    fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, tension, k)
+    return fx, ft, hxx, hxt, htt, idle
 
 
 # ----------------------------------------------------------------------------------------------
@@ -606,7 +624,11 @@ def transmission_owner(xs: VBDTransmissions, x: int):
 
 @wp.func
 def add_transmission(
-    blk: Block,
+    fx: wp.vec3,
+    ft: wp.vec3,
+    hxx: wp.mat33,
+    hxt: wp.mat33,
+    htt: wp.mat33,
     bodies: BodyModel,
     xs: VBDTransmissions,
     owner: int,
@@ -615,164 +637,207 @@ def add_transmission(
     body_delta: wp.array(dtype=wp.spatial_vector),
 ):
     """Add a transmission tendon's (owner >= 0) or a coupling's (owner < 0) rows to body b: force
-    ``(p/h) J_b`` along the length, Hessian ``(kappa/h^2) J_b J_b^T`` (Gauss-Newton)."""
+    ``(p/h) J_b`` along the length, Hessian ``(kappa/h^2) J_b J_b^T`` (Gauss-Newton). Returns the
+    updated (fx, ft, hxx, hxt, htt)."""
     inv_h = 1.0 / dt
     if owner >= 0:
         t = owner
         if xs.work.enabled[t] == 0:
-            return blk
+            return fx, ft, hxx, hxt, htt
         rate = iterate_rate(xs.tm, t, xs.body_qd, body_delta, inv_h, xs.scratch)
         p, k = transmission_rows(xs.work, t, rate, xs.rho)
         jb = body_jacobian(xs.tm, t, xs.scratch, b)
-        return add_twist_row(blk, jb, -p * inv_h, k * inv_h * inv_h)
+        return add_twist_row(fx, ft, hxx, hxt, htt, jb, -p * inv_h, k * inv_h * inv_h)
     c = -1 - owner
     if xs.cw.active[c] == 0:
-        return blk
+        return fx, ft, hxx, hxt, htt
     p, k = coupling_row(xs, c, coupling_rate(xs, c, body_delta, inv_h), dt)
     jb = coupling_jacobian(xs.tm, xs.scratch, xs.cm.first[c], xs.cm.second[c], xs.cw.slope[c], b)
-    return add_twist_row(blk, jb, -p * inv_h, k * inv_h * inv_h)
+    return add_twist_row(fx, ft, hxx, hxt, htt, jb, -p * inv_h, k * inv_h * inv_h)
 
 
-@wp.func(inline=True)
-def newton_step(
-    bodies: BodyModel,
-    joints: JointModel,
-    b: int,
-    joint_slot_count: int,
-    summed_slot_count: int,
-    dt: float,
-    joint_target_pos: wp.array(dtype=float),
-    joint_target_vel: wp.array(dtype=float),
-    joint_q_prev: wp.array(dtype=float),
-    body_q_prev: wp.array(dtype=wp.transform),
-    contacts: ContactData,
-    has_contacts: int,
-    lin: TendonLinearization,
-    xs: VBDTransmissions,
-    joint_duals: JointDuals,
-    contact_duals: ContactDuals,
-    body_q: wp.array(dtype=wp.transform),
-    body_delta: wp.array(dtype=wp.spatial_vector),
-):
-    """Assemble body b's 6x6 system at the current poses and return its Newton step (dx, dtheta)."""
-    inv_h2 = 1.0 / (dt * dt)
-    q = body_q[b]
-    # x - y from the accumulated Newton steps rather than from the rounded pose: m/h^2 times one
-    # float32 ulp of position is a large force (0.06 N for 2 kg at 1 ms, near 0.3 m), enough to
-    # stall a soft drive short of its target.
-    d_inertia = body_delta[b]
-    mass = 1.0 / bodies.inv_mass[b]
-    inertia_w = world_inertia(q, bodies.inertia[b])
-    blk = Block()
-    blk.fx = -wp.spatial_top(d_inertia) * (mass * inv_h2)
-    blk.ft = -(inertia_w * wp.spatial_bottom(d_inertia)) * inv_h2
-    blk.hxx = wp.identity(n=3, dtype=float) * (mass * inv_h2)
-    blk.hxt = wp.mat33(0.0)
-    blk.htt = inertia_w * inv_h2
-    blk.idle = 0
-    for i in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
-        s = bodies.slot[i]
-        if s < joint_slot_count:
-            blk = add_joint(
-                blk,
+TRANSMISSION_MODULE = "warp_kernels.vbd_transmission"
+"""Warp module of the kernels that involve transmission tendons, so that a model without them never
+compiles that code (a cold kernel cache compiles each Warp module on its first launch)."""
+wp.set_module_options({"enable_backward": False}, module=TRANSMISSION_MODULE)
+
+
+def _make_solve_body_colour(with_transmissions: bool, module: str):
+    """The body sweep kernel, with or without the transmission rows (``with_transmissions``),
+    registered in the Warp module ``module``."""
+
+    @wp.func(inline=True)
+    def newton_step(
+        bodies: BodyModel,
+        joints: JointModel,
+        b: int,
+        joint_slot_count: int,
+        summed_slot_count: int,
+        dt: float,
+        joint_target_pos: wp.array(dtype=float),
+        joint_target_vel: wp.array(dtype=float),
+        joint_q_prev: wp.array(dtype=float),
+        body_q_prev: wp.array(dtype=wp.transform),
+        contacts: ContactData,
+        has_contacts: int,
+        lin: TendonLinearization,
+        xs: VBDTransmissions,
+        joint_duals: JointDuals,
+        contact_duals: ContactDuals,
+        body_q: wp.array(dtype=wp.transform),
+        body_delta: wp.array(dtype=wp.spatial_vector),
+    ):
+        """Assemble body b's 6x6 system at the current poses and return its Newton step (dx, dtheta)."""
+        inv_h2 = 1.0 / (dt * dt)
+        q = body_q[b]
+        # x - y from the accumulated Newton steps rather than from the rounded pose: m/h^2 times one
+        # float32 ulp of position is a large force (0.06 N for 2 kg at 1 ms, near 0.3 m), enough to
+        # stall a soft drive short of its target.
+        d_inertia = body_delta[b]
+        mass = 1.0 / bodies.inv_mass[b]
+        inertia_w = world_inertia(q, bodies.inertia[b])
+        fx = -wp.spatial_top(d_inertia) * (mass * inv_h2)
+        ft = -(inertia_w * wp.spatial_bottom(d_inertia)) * inv_h2
+        hxx = wp.identity(n=3, dtype=float) * (mass * inv_h2)
+        hxt = wp.mat33(0.0)
+        htt = inertia_w * inv_h2
+        idle = int(0)
+        for i in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
+            s = bodies.slot[i]
+            if s < joint_slot_count:
+                fx, ft, hxx, hxt, htt, idle = add_joint(
+                    fx,
+                    ft,
+                    hxx,
+                    hxt,
+                    htt,
+                    idle,
+                    bodies,
+                    joints,
+                    joint_duals,
+                    s // 2,
+                    s % 2 == 1,
+                    inv_h2,
+                    dt,
+                    body_q,
+                    joint_target_pos,
+                    joint_target_vel,
+                    joint_q_prev,
+                )
+            elif s < xs.tendon_slot_end:
+                fx, ft, hxx, hxt, htt, idle = add_tendon_slot(
+                    fx, ft, hxx, hxt, htt, idle, bodies, lin, s - joint_slot_count, body_q
+                )
+            elif s < summed_slot_count:
+                # A transmission tendon or coupling acts once per body, at the first of its slots here
+                # (compiled only into the variant for models with transmissions).
+                if wp.static(with_transmissions):
+                    owner = transmission_owner(xs, s - xs.tendon_slot_end)
+                    first = bool(True)
+                    if i > bodies.slot_start[b]:
+                        sp = bodies.slot[i - 1]
+                        if sp >= xs.tendon_slot_end and transmission_owner(xs, sp - xs.tendon_slot_end) == owner:
+                            first = False
+                    if first:
+                        fx, ft, hxx, hxt, htt = add_transmission(
+                            fx, ft, hxx, hxt, htt, bodies, xs, owner, b, dt, body_delta
+                        )
+            elif has_contacts != 0:
+                c = (s - summed_slot_count) // 2
+                fx, ft, hxx, hxt, htt, idle = add_contact(
+                    fx,
+                    ft,
+                    hxx,
+                    hxt,
+                    htt,
+                    idle,
+                    bodies,
+                    contacts,
+                    contact_duals,
+                    c,
+                    s % 2 == 1,
+                    inv_h2,
+                    body_q_prev,
+                    body_q,
+                )
+        return solve_block(fx, ft, hxx, hxt, htt, wp.trace(bodies.inv_inertia[b]) > 0.0), idle
+
+    @wp.kernel(module=module)
+    def solve_body_colour(
+        # Model:
+        bodies: BodyModel,
+        joints: JointModel,
+        colour_bodies: wp.array(dtype=wp.int32),
+        joint_slot_count: int,
+        summed_slot_count: int,
+        dt: float,
+        # Control:
+        joint_target_pos: wp.array(dtype=float),
+        joint_target_vel: wp.array(dtype=float),
+        # Step data:
+        joint_q_prev: wp.array(dtype=float),
+        body_q_prev: wp.array(dtype=wp.transform),
+        contacts: ContactData,
+        has_contacts: int,
+        lin: TendonLinearization,
+        xs: VBDTransmissions,
+        joint_duals: JointDuals,
+        contact_duals: ContactDuals,
+        # In/out:
+        body_q: wp.array(dtype=wp.transform),
+        body_delta: wp.array(dtype=wp.spatial_vector),
+    ):
+        """Newton steps on each body of one colour (bodies of a colour share no row).
+
+        Unilateral rows (contacts, cable spans, joint limits) make the energy piecewise quadratic: a
+        row inactive where the Newton step starts is left out of its model, so the step can jump past
+        the point where the row engages (a resting body falling to its inertial target), and the
+        next iteration bounces back. A body whose model left such a row out (``idle``) therefore
+        takes a second Newton step from the first one's result, whose model has the right active set;
+        a body whose unilateral rows were all active (resting contact) needs only one.
+        """
+        b = colour_bodies[wp.tid()]
+        if not is_moving_body(bodies, b):
+            return
+        com = bodies.com[b]
+        # A dynamic loop keeps one call site, so newton_step is inlined once rather than twice (an
+        # out-of-line call copied every struct argument, about 4 kB, per body and pass).
+        passes = int(0)
+        while passes < 2:
+            passes += 1
+            d, idle = newton_step(
                 bodies,
                 joints,
-                joint_duals,
-                s // 2,
-                s % 2 == 1,
-                inv_h2,
+                b,
+                joint_slot_count,
+                summed_slot_count,
                 dt,
-                body_q,
                 joint_target_pos,
                 joint_target_vel,
                 joint_q_prev,
+                body_q_prev,
+                contacts,
+                has_contacts,
+                lin,
+                xs,
+                joint_duals,
+                contact_duals,
+                body_q,
+                body_delta,
             )
-        elif s < xs.tendon_slot_end:
-            blk = add_tendon_slot(blk, bodies, lin, s - joint_slot_count, body_q)
-        elif s < summed_slot_count:
-            # A transmission tendon or coupling acts once per body, at the first of its slots here.
-            owner = transmission_owner(xs, s - xs.tendon_slot_end)
-            first = bool(True)
-            if i > bodies.slot_start[b]:
-                sp = bodies.slot[i - 1]
-                if sp >= xs.tendon_slot_end and transmission_owner(xs, sp - xs.tendon_slot_end) == owner:
-                    first = False
-            if first:
-                blk = add_transmission(blk, bodies, xs, owner, b, dt, body_delta)
-        elif has_contacts != 0:
-            c = (s - summed_slot_count) // 2
-            blk = add_contact(blk, bodies, contacts, contact_duals, c, s % 2 == 1, inv_h2, body_q_prev, body_q)
-    return solve_block(blk, wp.trace(bodies.inv_inertia[b]) > 0.0), blk.idle
+            d = bounded_step(d)
+            body_q[b] = move_body(body_q[b], com, d)
+            body_delta[b] = body_delta[b] + d
+            if idle == 0:
+                break
+
+    return solve_body_colour
 
 
-@wp.kernel
-def solve_body_colour(
-    # Model:
-    bodies: BodyModel,
-    joints: JointModel,
-    colour_bodies: wp.array(dtype=wp.int32),
-    joint_slot_count: int,
-    summed_slot_count: int,
-    dt: float,
-    # Control:
-    joint_target_pos: wp.array(dtype=float),
-    joint_target_vel: wp.array(dtype=float),
-    # Step data:
-    joint_q_prev: wp.array(dtype=float),
-    body_q_prev: wp.array(dtype=wp.transform),
-    contacts: ContactData,
-    has_contacts: int,
-    lin: TendonLinearization,
-    xs: VBDTransmissions,
-    joint_duals: JointDuals,
-    contact_duals: ContactDuals,
-    # In/out:
-    body_q: wp.array(dtype=wp.transform),
-    body_delta: wp.array(dtype=wp.spatial_vector),
-):
-    """Newton steps on each body of one colour (bodies of a colour share no row).
-
-    Unilateral rows (contacts, cable spans, joint limits) make the energy piecewise quadratic: a
-    row inactive where the Newton step starts is left out of its model, so the step can jump past
-    the point where the row engages (a resting body falling to its inertial target), and the
-    next iteration bounces back. A body whose model left such a row out (``Block.idle``) therefore
-    takes a second Newton step from the first one's result, whose model has the right active set;
-    a body whose unilateral rows were all active (resting contact) needs only one.
-    """
-    b = colour_bodies[wp.tid()]
-    if not is_moving_body(bodies, b):
-        return
-    com = bodies.com[b]
-    # A dynamic loop keeps one call site, so newton_step is inlined once rather than twice (an
-    # out-of-line call copied every struct argument, about 4 kB, per body and pass).
-    passes = int(0)
-    while passes < 2:
-        passes += 1
-        d, idle = newton_step(
-            bodies,
-            joints,
-            b,
-            joint_slot_count,
-            summed_slot_count,
-            dt,
-            joint_target_pos,
-            joint_target_vel,
-            joint_q_prev,
-            body_q_prev,
-            contacts,
-            has_contacts,
-            lin,
-            xs,
-            joint_duals,
-            contact_duals,
-            body_q,
-            body_delta,
-        )
-        d = bounded_step(d)
-        body_q[b] = move_body(body_q[b], com, d)
-        body_delta[b] = body_delta[b] + d
-        if idle == 0:
-            break
+solve_body_colour = _make_solve_body_colour(False, __name__)
+"""Body sweep of a model without transmission tendons or couplings (see the factory's kernel)."""
+solve_body_colour_transmissions = _make_solve_body_colour(True, TRANSMISSION_MODULE)
+"""Body sweep of a model with transmission tendons or couplings."""
 
 
 @wp.kernel
@@ -862,7 +927,7 @@ def contact_push(duals: ContactDuals, valid: wp.array(dtype=wp.int32), push: wp.
         push[c] = -duals.lam[c][0]
 
 
-@wp.kernel
+@wp.kernel(module=TRANSMISSION_MODULE)
 def update_transmission_duals(xs: VBDTransmissions, dt: float, body_delta: wp.array(dtype=wp.spatial_vector)):
     """After a sweep: every row's multiplier takes its impulse at the swept state, mu <- p."""
     t = wp.tid()
@@ -882,7 +947,7 @@ def update_transmission_duals(xs: VBDTransmissions, dt: float, body_delta: wp.ar
     xs.work.mu[t] = mu
 
 
-@wp.kernel
+@wp.kernel(module=TRANSMISSION_MODULE)
 def update_coupling_duals(xs: VBDTransmissions, dt: float, body_delta: wp.array(dtype=wp.spatial_vector)):
     c = wp.tid()
     if xs.cw.active[c] == 0:

@@ -123,6 +123,7 @@ class SolverVBD(SolverBase):
         lin.comp = wp.zeros(ns, dtype=float, device=dev)
         lin.damp = wp.zeros(ns, dtype=float, device=dev)
         self._tendon_lin = lin
+        self._tendon_geo = cable_kernels.make_tendon_geometry(m.tendon_guide_count, m.tendon_segment_count, dev)
         # relax_tendon predicts from the tension the rows exerted in the last sweep (times dt^2),
         # kept privately: the public tendon_segment_lambda (XPBD's multiplier) stays zero.
         self._tendon_work.lam = wp.zeros(ns, dtype=float, device=dev)
@@ -191,6 +192,11 @@ class SolverVBD(SolverBase):
         contact_data = contacts.data() if has_contacts else self._no_contacts
         if m.tendon_count:
             self._tendon_work.lam.zero_()  # nothing exerted yet: relax_tendon predicts from zero
+        # Models without transmission tendons or couplings sweep with the kernel compiled without them.
+        if m.transmission_count or m.coupling_count:
+            sweep = vbd_kernels.solve_body_colour_transmissions
+        else:
+            sweep = vbd_kernels.solve_body_colour
         for it in range(self.iterations):
             if m.tendon_count:
                 wp.copy(self._tendon_lin.body_q_lin, state_out.body_q)
@@ -209,13 +215,14 @@ class SolverVBD(SolverBase):
                         state_out.body_q,
                         state_out.tendon_history,
                         self._tendon_work,
+                        self._tendon_geo,
                     ],
                     outputs=[self._tendon_lin],
                     device=dev,
                 )
             for group in self._colour_groups:
                 wp.launch(
-                    vbd_kernels.solve_body_colour,
+                    sweep,
                     dim=group.shape[0],
                     inputs=[
                         self._bodies,

@@ -70,6 +70,7 @@ class SolverXPBD(SolverBase):
         self._joint_lambda = wp.zeros(m.joint_count, dtype=float, device=dev)
         self._contact_lambda_n = wp.zeros(m.contact_capacity, dtype=float, device=dev)
         self._contact_lambda_t = wp.zeros(m.contact_capacity, dtype=float, device=dev)
+        self._tendon_geo = cable_kernels.make_tendon_geometry(m.tendon_guide_count, m.tendon_segment_count, dev)
         self._default_control = Control(m)
 
     # ------------------------------------------------------------------------------------------
@@ -165,6 +166,7 @@ class SolverXPBD(SolverBase):
                     state_out.body_q,
                     state_out.tendon_history,
                     self._tendon_work,
+                    self._tendon_geo,
                 ],
                 outputs=[self._slot_delta],
                 device=self.device,
