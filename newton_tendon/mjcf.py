@@ -369,6 +369,36 @@ class _Importer:
             return range_key in attrs
         return v == "true"
 
+    def limited_range(self, el, attrs, key, range_key):
+        """The (lower, upper) range MuJoCo enforces for ``key``/``range_key``, or None when it enforces none.
+
+        MuJoCo 4.0's rules: an explicit ``key='true'`` needs lower < upper, else the model is rejected
+        (lower == upper is not a lock); ``key='auto'`` (with autolimits) limits only a range with
+        lower < upper, and treats any other range as unlimited.
+        """
+        explicit = self.flag(el, attrs, key, "auto") == "true"
+        if not self.limited(el, attrs, key, range_key):
+            return None
+        rng = self.floats(el, attrs, range_key, 2)
+        if rng is None:
+            self.fail(el, f"{key}='true' needs a {range_key}")
+        if rng[0] < rng[1]:
+            return rng
+        if explicit:
+            self.fail(
+                el,
+                f"invalid limits {range_key}={attrs[range_key]!r}: with {key}='true' the lower bound must be smaller "
+                "than the upper bound (MuJoCo rejects lower >= upper)",
+            )
+        logger.warning(
+            "%s: %s=%r has lower >= upper; as in MuJoCo, %s='auto' leaves it unlimited",
+            self.doc.where(el),
+            range_key,
+            attrs[range_key],
+            key,
+        )
+        return None
+
     def zero(self, el, attrs, key, *, default=0.0, why="has no equivalent here"):
         v = self.floats(el, attrs, key)
         if v is not None and any(x != default for x in v):
@@ -815,7 +845,7 @@ class _Importer:
         child_xform = (*jpos, *_IDENTITY_Q)
         parent_xform = hm.transform_mul(parent_base, child_xform)
         if jtype == "ball":
-            if self.limited(jel, ja, "limited", "range"):
+            if self.limited_range(jel, ja, "limited", "range") is not None:
                 self.fail(jel, "ball joint limits (a cone) are not supported")
             for k in ("damping", "stiffness", "armature"):
                 self.zero(jel, ja, k, why="is not supported on ball joints")
@@ -830,13 +860,9 @@ class _Importer:
         axis = hm.quat_rotate(frame[3:], axis)
         scale = self.angle_scale if jtype == "hinge" else 1.0
         lo = hi = None
-        if self.limited(jel, ja, "limited", "range"):
-            rng = self.floats(jel, ja, "range", 2)
-            if rng is None:
-                self.fail(jel, "limited='true' needs a range")
+        rng = self.limited_range(jel, ja, "limited", "range")
+        if rng is not None:
             lo, hi = rng[0] * scale, rng[1] * scale
-            if lo > hi:
-                self.fail(jel, f"range lower bound {rng[0]} exceeds the upper bound {rng[1]}")
         stiffness = self.real(jel, ja, "stiffness", lo=0.0)
         damping = self.real(jel, ja, "damping", lo=0.0)
         armature = self.real(jel, ja, "armature", lo=0.0)
@@ -1092,10 +1118,8 @@ class _Importer:
             "actuatorfrcrange" in a and self.flag(el, a, "actuatorfrclimited", "auto") == "auto" and self.autolimits
         ):
             self.fail(el, "actuatorfrcrange is not supported; put forcerange on the actuator instead")
-        if self.limited(el, a, "limited", "range"):
-            rng = self.floats(el, a, "range", 2)
-            if rng is None:
-                self.fail(el, "limited='true' needs a range")
+        rng = self.limited_range(el, a, "limited", "range")
+        if rng is not None:
             p["lower_limit"], p["upper_limit"] = rng
         p["limit_margin"] = self.real(el, a, "margin", lo=0.0)
         sl = self.floats(el, a, "springlength", (1, 2))
@@ -1133,16 +1157,8 @@ class _Importer:
                 self.fail(el, f"attribute {k} is not supported")
         if "lengthrange" in a:
             logger.debug("%s: ignoring lengthrange", self.doc.where(el))
-        ctrl = None
-        if self.limited(el, a, "ctrllimited", "ctrlrange"):
-            ctrl = self.floats(el, a, "ctrlrange", 2)
-            if ctrl is None or ctrl[0] > ctrl[1]:
-                self.fail(el, "ctrlrange must be two increasing numbers")
-        force = None
-        if self.limited(el, a, "forcelimited", "forcerange"):
-            force = self.floats(el, a, "forcerange", 2)
-            if force is None or force[0] > force[1]:
-                self.fail(el, "forcerange must be two increasing numbers")
+        ctrl = self.limited_range(el, a, "ctrllimited", "ctrlrange")
+        force = self.limited_range(el, a, "forcelimited", "forcerange")
         # Gain, bias and activation of f = gain * ctrl + b0 + b1 * L + b2 * Ldot, L = gear * length.
         tau = 0.0
         if el.tag == "motor":

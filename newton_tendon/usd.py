@@ -475,7 +475,8 @@ class _Importer:
         probe = ModelBuilder()
         b = probe.add_body()
         for shape in body.shapes:
-            self.add_builder_shape(probe, b, shape)
+            # Shape poses are kept in stage units until here; sizes are already SI.
+            self.add_builder_shape(probe, b, shape, self.to_local_si(shape.xform))
         m_s, c_s, i_s = probe.body_mass[b], np.asarray(probe.body_com[b]), np.asarray(probe.body_inertia[b])
         mass = m * self.kpu if m > 0.0 else m_s
         com = com * body.scale * self.mpu if com_set else c_s
@@ -832,6 +833,8 @@ def add_usd(
     default_density: float = 1000.0,
     mesh_approximation: str | None = None,
     strict: bool = True,
+    label_prefix: str = "",
+    apply_gravity: bool = True,
 ) -> dict:
     """Append the UsdPhysics scene of a USD stage to ``builder``.
 
@@ -840,8 +843,10 @@ def add_usd(
     prismatic, fixed, spherical, with limits and drives), articulations (``PhysicsArticulationRootAPI``),
     collision filters (``PhysicsFilteredPairsAPI``, ``PhysicsCollisionGroup``), physics materials and the
     tendons of :mod:`newton_tendon.usd_tendons`. Stage units (``metersPerUnit``, ``kilogramsPerUnit``)
-    become SI and a Y-up stage is rotated to Z-up. Labels of bodies, shapes and joints are their prim
-    paths; articulation labels are the root prim's path.
+    become SI and a Y-up stage is rotated to Z-up. Labels of bodies, shapes, joints, tendons and
+    transmissions are ``label_prefix`` + their prim path; articulation labels are ``label_prefix`` +
+    the root prim's path. The gravity of the stage's first ``PhysicsScene`` becomes ``builder.gravity``
+    (see ``apply_gravity``).
 
     Args:
         builder: the :class:`~newton_tendon.ModelBuilder` to append to. It is changed only when the
@@ -855,16 +860,27 @@ def add_usd(
             box of the mesh points in its local frame, as a solid box).
         strict: when True (default), well-formed physics we cannot represent (finite drive
             ``maxForce``, acceleration drives, spherical cone limits, breakable joints, inverted
-            collision groups) raises ``ValueError``; when False it is ignored with a logged warning.
+            collision groups, ``MjcActuator`` prims on joints or sites) raises ``ValueError``; when False
+            it is ignored with a logged warning.
+        label_prefix: prepended to every label the import adds (bodies, shapes, joints, articulations,
+            free joints, routed cables, transmission tendons, couplings), so one stage can be imported
+            twice. An import whose transmission or coupling labels would repeat ones already in
+            ``builder`` raises ``ValueError``.
+        apply_gravity: when True (default) and the stage has a ``PhysicsScene``, set ``builder.gravity``
+            to its gravity [m/s^2] (SI, Z-up, rotated by ``xform``; the ``"gravity"`` entry of the
+            result). A stage without a scene leaves the builder's gravity as it is. False never
+            changes it.
 
     Returns:
         A dict: ``"bodies"``, ``"shapes"``, ``"joints"`` map prim paths to indices in ``builder``
         (a disabled rigid body maps to -1); ``"free_joints"`` maps the body path of each floating
         articulation root to the free joint added for it; ``"articulations"`` maps root prim paths to
-        articulation indices; ``"tendons"``, ``"transmissions"``, ``"couplings"`` map the labels of what
-        the tendon importer added to their indices; ``"gravity"`` is the stage's PhysicsScene gravity
-        [m/s^2] in the Z-up frame (the builder's own gravity is not changed); ``"meters_per_unit"``,
-        ``"kilograms_per_unit"``, ``"up_axis"`` echo the stage metadata.
+        articulation indices; ``"tendons"``, ``"transmissions"``, ``"couplings"`` map the prim paths of
+        what the tendon importer added to their indices (keys never carry ``label_prefix``);
+        ``"gravity"`` is the stage's PhysicsScene gravity [m/s^2] in the Z-up frame rotated by
+        ``xform`` (USD's default, 9.81 m/s^2 along -up, when the stage has no scene);
+        ``"gravity_applied"`` tells whether it was written to ``builder.gravity``;
+        ``"meters_per_unit"``, ``"kilograms_per_unit"``, ``"up_axis"`` echo the stage metadata.
 
     Raises:
         TypeError: a wrong argument type, or an attribute of the wrong type (naming the prim path).
@@ -881,6 +897,9 @@ def add_usd(
     xf = _xform("add_usd", "xform", xform)
     default_density = _real("add_usd", "default_density", default_density, lo=0.0)
     strict = _flag("add_usd", "strict", strict)
+    apply_gravity = _flag("add_usd", "apply_gravity", apply_gravity)
+    if not isinstance(label_prefix, str):
+        raise TypeError(f"add_usd: label_prefix must be a str, got {type(label_prefix).__name__}")
     if mesh_approximation not in _MESH_APPROXIMATIONS:
         raise ValueError(f"add_usd: mesh_approximation must be None or 'box', got {mesh_approximation!r}")
     if world is not None and (isinstance(world, bool) or not isinstance(world, (int, np.integer))):
@@ -896,7 +915,20 @@ def add_usd(
     imp.build_filters(scratch)
     body_map = {path: b.index for path, b in imp.bodies.items()}
     body_map.update((path, -1) for path in imp.disabled_bodies)
-    import_usd_tendons(scratch, stage, body_map, imp.mpu, imp.up)
+    import_usd_tendons(scratch, stage, body_map, imp.mpu, imp.up, strict=strict)
+    where = f"add_usd({stage.GetRootLayer().identifier})"
+    for kind, labels, existing in (
+        ("transmission tendon", scratch.transmission_label, set(builder.transmission_label)),
+        ("coupling", scratch.coupling_label, set(builder.coupling_label)),
+    ):
+        for label in labels:
+            if label_prefix + label in existing:
+                raise ValueError(
+                    f"{where}: the builder already has a {kind} labelled {label_prefix + label!r} (from prim "
+                    f"<{label}>); pass a label_prefix"
+                )
+    rot = xf[3:]
+    gravity = tuple(float(c) for c in hm.quat_rotate(rot, imp.gravity()))
 
     counts = (
         builder.body_count,
@@ -907,9 +939,11 @@ def add_usd(
         builder.transmission_count,
         builder.coupling_count,
     )
-    builder.add_builder(scratch, xf, world)
+    builder.add_builder(scratch, xf, world, label_prefix=label_prefix)
+    gravity_applied = apply_gravity and bool(imp.scene_prims)
+    if gravity_applied:
+        builder.gravity = gravity
     b0, s0, j0, a0, t0, tr0, c0 = counts
-    rot = xf[3:]
     return {
         "bodies": {p: (i + b0 if i >= 0 else -1) for p, i in body_map.items()},
         "shapes": {s.path: s.index + s0 for s in imp.shapes},
@@ -919,7 +953,8 @@ def add_usd(
         "tendons": {lbl: i + t0 for i, lbl in enumerate(scratch.tendon_label)},
         "transmissions": {lbl: i + tr0 for i, lbl in enumerate(scratch.transmission_label)},
         "couplings": {lbl: i + c0 for i, lbl in enumerate(scratch.coupling_label)},
-        "gravity": tuple(float(c) for c in hm.quat_rotate(rot, imp.gravity())),
+        "gravity": gravity,
+        "gravity_applied": gravity_applied,
         "meters_per_unit": imp.mpu,
         "kilograms_per_unit": imp.kpu,
         "up_axis": imp.up_axis,

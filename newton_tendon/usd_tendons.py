@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import logging
 import math
 import os
 import re
@@ -32,6 +33,8 @@ from . import _hostmath as hm
 from ._transmission_builder import TRANSMISSION_FIXED, TRANSMISSION_PROPERTIES
 from .tendon import TendonGuide, TendonGuideType
 from .transmission import TendonPulley, TendonSite, TendonWrap
+
+_log = logging.getLogger(__name__)
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "usd_schemas")
 """Folder holding plugInfo.json, schema.usda and generatedSchema.usda of the native schema."""
@@ -593,10 +596,14 @@ def _actuator_drive(act, frames: _Frames) -> dict:
     """
     where = f"{act.GetPath()}"
     f, kg = frames.m * frames.kg, frames.kg
-    gear = _read(act, "mjc:gear", "reals", [1.0])
-    g = gear[0] if gear else 1.0
+    gear = _read(act, "mjc:gear", "reals", [1.0]) or [1.0]
+    g = gear[0]
     if g == 0.0:
         raise ValueError(f"{where}: mjc:gear[0] must be nonzero")
+    if any(c != 0.0 for c in gear[1:]):
+        raise ValueError(
+            f"{where}: mjc:gear[1:] must be zero (only the first gear component acts on a tendon), got {gear}"
+        )
     gain_type = _read(act, "mjc:gainType", "token", "fixed")
     bias_type = _read(act, "mjc:biasType", "token", "none")
     dyn_type = _read(act, "mjc:dynType", "token", "none")
@@ -612,15 +619,26 @@ def _actuator_drive(act, frames: _Frames) -> dict:
             f"{where}: mjc:biasPrm[1:3] must be <= 0 (a restoring servo); got {bias[1:3]} (positive feedback)"
         )
     out: dict = {}
-    if dyn_type in ("filter", "filterexact"):
+    if dyn_type == "filterexact":
+        # Our activation filter is the exact first-order solution, as MuJoCo's filterexact.
         if kp != 0.0 or kv != 0.0:
             raise ValueError(f"{where}: a filtered actuator ({dyn_type}) with a servo bias is not supported")
+        if bias[0] != 0.0:
+            raise ValueError(
+                f"{where}: a filtered actuator ({dyn_type}) with a constant bias mjc:biasPrm[0] = {bias[0]} is not "
+                "supported (MuJoCo adds the bias unfiltered, the drive would filter it)"
+            )
         tau = (_read(act, "mjc:dynPrm", "reals", [1.0]) or [1.0])[0]
         if tau < 0.0:
             raise ValueError(f"{where}: mjc:dynPrm[0] (time constant) must be >= 0, got {tau}")
         out["activation_time"] = tau
+    elif dyn_type == "filter":
+        raise ValueError(
+            f"{where}: mjc:dynType 'filter' (MuJoCo's explicit Euler filter) is not supported on tendons; "
+            "use 'filterexact', which the drive's activation filter matches"
+        )
     elif dyn_type != "none":
-        raise ValueError(f"{where}: mjc:dynType {dyn_type!r} is not supported on tendons (none, filter, filterexact)")
+        raise ValueError(f"{where}: mjc:dynType {dyn_type!r} is not supported on tendons (none, filterexact)")
     ctrl_lo, ctrl_hi = _limited_range(act, "mjc:ctrlLimited", "mjc:ctrlRange:min", "mjc:ctrlRange:max")
     ctrl = 0.0 if ctrl_lo is None else min(max(0.0, ctrl_lo), ctrl_hi)
     command = g * (gain * ctrl + bias[0]) * f + 0.0  # [N] along the tendon
@@ -634,6 +652,24 @@ def _actuator_drive(act, frames: _Frames) -> dict:
     if lo is not None:
         out["actuation_lower"], out["actuation_upper"] = sorted((g * lo * f, g * hi * f))
     return out
+
+
+def _not_a_tendon_actuator(act, targets: list[Sdf.Path], strict: bool) -> None:
+    """An MjcActuator on a joint, site or body (or on nothing): raise when strict, else warn and skip it."""
+    stage = act.GetStage()
+    if not targets:
+        what = "mjc:target has no target"
+    else:
+        target = stage.GetPrimAtPath(targets[0])
+        kind = "a joint" if target.IsA(UsdPhysics.Joint) else f"a {target.GetTypeName() or 'typeless'} prim"
+        what = f"mjc:target <{targets[0]}> is {kind}, not an {MJC_TENDON_TYPE}"
+    msg = (
+        f"{act.GetPath()}: {what}; only tendon actuators are imported from USD (drive a joint with a "
+        "PhysicsDriveAPI instead)"
+    )
+    if strict:
+        raise ValueError(msg + " (pass strict=False to skip it)")
+    _log.warning("%s; skipped", msg)
 
 
 def _mjc_tendon_type(prim) -> str:
@@ -672,6 +708,8 @@ def import_usd_tendons(
     body_map: Mapping[str, int],
     meters_per_unit: float,
     up_rotation: Sequence[float],
+    *,
+    strict: bool = True,
 ) -> None:
     """Add the stage's MuJoCo tendons, their actuators and native routed cables to ``builder``.
 
@@ -683,12 +721,18 @@ def import_usd_tendons(
         meters_per_unit: The stage's metersPerUnit [m]. Masses use the stage's kilogramsPerUnit.
         up_rotation: Quaternion (x, y, z, w) rotating stage coordinates into Z-up (see
             :func:`stage_up_rotation`).
+        strict: When True (default), an ``MjcActuator`` that does not target an ``MjcTendon`` (a
+            joint, site or body actuator, or one with no target) raises ``ValueError``; when False it
+            is skipped with a logged warning (logger ``newton_tendon.usd_tendons``). Joint actuators
+            are never imported: author a ``PhysicsDriveAPI`` drive on the joint instead.
 
     Everything is read and validated first; an error names the prim path and the rule, and the
     builder is left unchanged.
     """
     if not isinstance(stage, Usd.Stage):
         raise TypeError(f"import_usd_tendons: stage must be a Usd.Stage, got {type(stage).__name__}")
+    if not isinstance(strict, bool):
+        raise TypeError(f"import_usd_tendons: strict must be a bool, got {type(strict).__name__}")
     body_map = _check_body_map(body_map)
     if isinstance(meters_per_unit, bool) or not isinstance(meters_per_unit, (int, float)):
         raise TypeError(f"import_usd_tendons: meters_per_unit must be a number, got {type(meters_per_unit).__name__}")
@@ -730,7 +774,8 @@ def import_usd_tendons(
                 f"{act.GetPath()}: mjc:target is a routed cable ({TENDON_TYPE}); routed cables take no drive"
             )
         if not hits:
-            continue  # a joint or site actuator: not a tendon drive
+            _not_a_tendon_actuator(act, targets, strict)
+            continue
         if len(targets) != 1:
             raise ValueError(f"{act.GetPath()}: mjc:target must have exactly one target, got {len(targets)}")
         if hits[0] in drives:

@@ -611,12 +611,46 @@ MALFORMED = [
         r":5: <geom>: attribute mass must be >= 0",
     ),
     (scene(world='<body><joint/><geom size="-0.1"/></body>'), ValueError, r":5: <geom>: size values must be > 0"),
-    (scene(world='<body><joint range="2 1"/><geom size="0.1"/></body>'), ValueError, r":5: <joint>: range lower bound"),
+    (
+        scene(world='<body><joint limited="true" range="2 1"/><geom size="0.1"/></body>'),
+        ValueError,
+        r":5: <joint>: invalid limits range='2 1'",
+    ),
+    (
+        scene(world='<body><joint limited="true" range="0.5 0.5"/><geom size="0.1"/></body>'),
+        ValueError,
+        r":5: <joint>: invalid limits range='0.5 0.5': with limited='true' the lower bound must be smaller",
+    ),
+    (
+        scene(world='<body><joint type="slide" limited="true" range="0 0"/><geom size="0.1"/></body>'),
+        ValueError,
+        r":5: <joint>: invalid limits range='0 0'",
+    ),
+    (
+        scene(extra='<actuator><motor joint="j" ctrllimited="true" ctrlrange="1 1"/></actuator>'),
+        ValueError,
+        r":8: <motor>: invalid limits ctrlrange='1 1'",
+    ),
+    (
+        scene(extra='<actuator><motor joint="j" forcelimited="true" forcerange="2 -2"/></actuator>'),
+        ValueError,
+        r":8: <motor>: invalid limits forcerange='2 -2'",
+    ),
     (scene(extra='<option density="1.2"/>'), ValueError, r":8: <option>: attribute density='1.2'"),
     (
-        scene(tendon='<tendon><spatial range="2 1"><site site="w"/><site site="s"/></spatial></tendon>'),
+        scene(tendon='<tendon><spatial limited="true" range="2 1"><site site="w"/><site site="s"/></spatial></tendon>'),
         ValueError,
-        r":7: <spatial>: .*lower_limit",
+        r":7: <spatial>: invalid limits range='2 1'",
+    ),
+    (
+        scene(tendon='<tendon><spatial limited="true" range="1 1"><site site="w"/><site site="s"/></spatial></tendon>'),
+        ValueError,
+        r":7: <spatial>: invalid limits range='1 1'",
+    ),
+    (
+        scene(tendon='<tendon><fixed limited="true" range="0.3 0.3"><joint joint="j" coef="1"/></fixed></tendon>'),
+        ValueError,
+        r":7: <fixed>: invalid limits range='0.3 0.3'",
     ),
     (
         scene(tendon='<tendon><spatial><site site="w"/></spatial></tendon>'),
@@ -639,6 +673,39 @@ def test_malformed_input_raises_and_leaves_builder_unchanged(xml, exc, match):
     with pytest.raises(exc, match=match):
         b.add_mjcf(xml)
     assert same(vars(b), before)
+
+
+def test_degenerate_ranges_follow_mujoco():
+    """MuJoCo 4.0 rejects limited='true' with lower >= upper and leaves limited='auto' with such a range
+    unlimited; lower < upper is a limit either way. The importer matches the compiled MuJoCo model."""
+    mujoco = pytest.importorskip("mujoco")
+    for limited in ("true", "auto"):
+        for rng in ("-0.5 0.5", "0.5 0.5", "1 0"):
+            attr = f'range="{rng}"' + (f' limited="{limited}"' if limited == "true" else "")
+            xml = scene(
+                world=f'<body name="s2" pos="0 0 3"><joint name="k" type="slide" {attr}/><geom size="0.1"/></body>',
+                tendon=f'<tendon><fixed name="f" {attr}><joint joint="j" coef="1"/></fixed></tendon>',
+            )
+            try:
+                mj = mujoco.MjModel.from_xml_string(xml)
+            except ValueError:
+                mj = None
+            b = nt.ModelBuilder()
+            if mj is None:
+                assert limited == "true" and rng != "-0.5 0.5"
+                with pytest.raises(ValueError, match="invalid limits"):
+                    b.add_mjcf(xml)
+                continue
+            info = b.add_mjcf(xml)
+            k = info.joints["k"]
+            props = b.transmission_properties[info.tendons["f"]]
+            if mj.jnt_limited[1]:
+                assert (b.joint_limit_lower[k], b.joint_limit_upper[k]) == tuple(mj.jnt_range[1])
+                assert (props["lower_limit"], props["upper_limit"]) == tuple(mj.tendon_range[0])
+            else:
+                assert rng != "-0.5 0.5"
+                assert b.joint_limit_lower[k] < -1e9 and b.joint_limit_upper[k] > 1e9
+                assert props["lower_limit"] == -math.inf and props["upper_limit"] == math.inf
 
 
 def test_missing_file_and_label_clash_leave_builder_unchanged(tmp_path):
@@ -766,3 +833,57 @@ def test_imported_model_lowers_and_compiles(name):
     model = b.finalize("cpu")
     mj = mujoco.MjModel.from_xml_string(lower_tendons(model))
     assert mj.nbody == model.body_count + 1
+
+
+def test_routed_cable_on_imported_bodies_matches_mujoco_length():
+    """MJCF import of a planar arm (bodies with hinge and slide joints), a routed cable added through add_tendon on
+    its bodies (world anchor -> frictionless pinhole on the upper arm -> frictionless roller on the forearm -> anchor
+    on the slider), finalize, lower_tendons: MuJoCo compiles it, and at the initial and four other joint poses
+    (from MuJoCo's own forward kinematics of the file) its ten_length equals our tendon_length (1e-5 relative)."""
+    mujoco = pytest.importorskip("mujoco")
+    b, info = load("planar_arm.xml")
+    upper, lower, slider = (info.bodies[k] for k in ("upper", "lower", "slider"))
+    route = [
+        nt.TendonGuide(body=-1, offset=(-0.3, 0.0, 1.3)),
+        nt.TendonGuide(body=upper, guide_type=nt.TendonGuideType.PINHOLE, offset=(0.25, 0.0, 0.12)),
+        nt.TendonGuide(
+            body=lower, guide_type=nt.TendonGuideType.ROLLER, offset=(0.2, 0.0, 0.1), radius=0.05, axis=(0, 1, 0)
+        ),
+        nt.TendonGuide(body=slider, offset=(0.0, 0.0, -0.06), compliance=1.0e-3),
+    ]
+    b.add_tendon(route, label="cable")
+    model = b.finalize("cpu")
+    assert tuple(model.gravity.numpy()[0]) == (0.0, 0.0, 0.0)  # from <option gravity>
+    lowered = mujoco.MjModel.from_xml_string(lower_tendons(model))
+    assert lowered.ntendon == 1 and lowered.nbody == model.body_count + 1
+    lowered_data = mujoco.MjData(lowered)
+    source = mujoco.MjModel.from_xml_path(str(ASSETS / "planar_arm.xml"))
+    source_data = mujoco.MjData(source)
+    names = [model.body_label[k] for k in range(model.body_count)]
+    solver = SolverXPBD(model)
+    s0, s1 = model.state(), model.state()
+    poses = [(0.0, 0.0, 0.0), (0.3, -0.4, 0.05), (-0.25, 0.6, -0.08), (0.5, 0.2, 0.1), (-0.1, -0.7, 0.0)]
+    lengths = []
+    for qpos in poses:
+        source_data.qpos[:] = qpos
+        mujoco.mj_kinematics(source, source_data)
+        q = np.zeros((model.body_count, 7))
+        for k, name in enumerate(names):
+            q[k, :3] = source_data.body(name).xpos
+            w, x, y, z = source_data.body(name).xquat
+            q[k, 3:] = (x, y, z, w)
+        s0.body_q.assign(q.astype(np.float32))
+        s0.body_qd.zero_()
+        solver.step(s0, s1, None, None, 1.0e-4)
+        # Compare at the pose the step ended on (the cable's tension moves the bodies by a hair).
+        final = s1.body_q.numpy().astype(np.float64)
+        assert np.abs(final - q).max() < 1e-4
+        for k, name in enumerate(names):
+            adr = lowered.jnt_qposadr[lowered.body(name).jntadr[0]]
+            lowered_data.qpos[adr : adr + 7] = (*final[k, :3], final[k, 6], *final[k, 3:6])
+        mujoco.mj_forward(lowered, lowered_data)
+        ours = float(solver.tendon_length.numpy()[0])
+        assert ours == pytest.approx(lowered_data.ten_length[0], rel=LENGTH_RTOL), qpos
+        assert solver.tendon_guide_wrap.numpy()[2] > 0.1  # the cable wraps the roller at every pose
+        lengths.append(ours)
+    assert max(lengths) - min(lengths) > 0.05  # the poses really change the route

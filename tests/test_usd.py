@@ -73,7 +73,7 @@ def check(name: str, hand: nt.ModelBuilder):
 
 
 def hand_pendulum() -> nt.ModelBuilder:
-    b = nt.ModelBuilder()
+    b = nt.ModelBuilder(gravity=-9.5)  # the stage's PhysicsScene gravity, applied by add_usd
     link = b.add_link(pose(0.5, 0.0, 1.0), label="/World/Link")
     b.add_shape_capsule(link, pose(q=ROT_Y90), 0.0625, 0.375, mu=0.75, restitution=0.25, label="/World/Link/Rod")
     b.add_joint_revolute(
@@ -220,6 +220,80 @@ def test_mass_api_against_density():
     hand.add_shape_sphere(b, pose(0.0, 0.0, 0.5), 0.125, density=100.0, label="/World/ShapeMass/Light")
     imp, _ = check("physics_mass.usda", hand)
     assert imp.body_mass[0] == 2.0 and imp.body_mass[1] == 4.0
+
+
+def test_mass_only_on_centimetre_stage_puts_com_in_metres():
+    """MassAPI with physics:mass alone on a cm stage: the centre of mass and the inertia come from the shapes, whose
+    poses are converted to metres first (a 10 cm cube 50 cm from the body origin has its COM at 0.5 m)."""
+    hand = nt.ModelBuilder()
+    b = hand.add_body(
+        pose(0.0, 0.0, 1.0),
+        mass=2.0,
+        inertia=box_inertia(2.0, 0.05, 0.05, 0.05),
+        com=(0.5, 0.0, 0.0),
+        lock_inertia=True,
+        label="/World/Body",
+    )
+    hand.add_shape_box(b, pose(0.5), 0.05, 0.05, 0.05, label="/World/Body/Shape")
+    imp, _ = check("physics_mass_cm.usda", hand)
+    np.testing.assert_allclose(imp.body_com[0], (0.5, 0.0, 0.0), rtol=1e-12)
+    np.testing.assert_allclose(imp.body_inertia[0], box_inertia(2.0, 0.05, 0.05, 0.05), rtol=1e-12)
+
+
+def test_stage_gravity_is_applied_to_the_builder():
+    """The PhysicsScene gravity (162 cm/s^2 along -Y of a Y-up cm stage) becomes builder.gravity (0, 0, -1.62) m/s^2,
+    rotated by xform; apply_gravity=False and a stage without a scene leave the builder's gravity alone."""
+    b = nt.ModelBuilder()
+    result = b.add_usd(ASSETS / "physics_moon.usda")
+    assert result["gravity_applied"]
+    np.testing.assert_allclose(b.gravity, (0.0, 0.0, -1.62), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(b.finalize("cpu").gravity.numpy(), [(0.0, 0.0, -1.62)], rtol=1e-6, atol=1e-7)
+
+    b = nt.ModelBuilder()
+    b.add_usd(ASSETS / "physics_moon.usda", xform=pose(q=(S, 0.0, 0.0, S)))  # +90 deg about X: -Z becomes +Y
+    np.testing.assert_allclose(b.gravity, (0.0, 1.62, 0.0), rtol=1e-12, atol=1e-12)
+
+    metre = STAGE_HEAD + 'def PhysicsScene "Scene"\n{\n    float physics:gravityMagnitude = 1.62\n}\n'
+    b = nt.ModelBuilder()
+    b.add_usd(stage_from(metre))
+    np.testing.assert_allclose(b.gravity, (0.0, 0.0, -1.62), rtol=1e-6)
+
+    b = nt.ModelBuilder(gravity=-3.0)
+    result = b.add_usd(ASSETS / "physics_moon.usda", apply_gravity=False)
+    assert not result["gravity_applied"] and b.gravity == (0.0, 0.0, -3.0)
+    result = b.add_usd(ASSETS / "physics_free_box.usda")  # no PhysicsScene
+    assert not result["gravity_applied"] and b.gravity == (0.0, 0.0, -3.0)
+    with pytest.raises(TypeError, match="apply_gravity"):
+        b.add_usd(ASSETS / "physics_moon.usda", apply_gravity="yes")
+
+
+def test_label_prefix_imports_one_stage_twice():
+    """label_prefix prefixes every label as add_mjcf does; importing a stage with transmission tendons twice without
+    one raises (naming the clashing label) and leaves the builder unchanged."""
+    b = nt.ModelBuilder()
+    first = b.add_usd(ASSETS / "tendon_mjc_arm.usda")
+    assert first["transmissions"]
+    snapshot = copy.deepcopy(vars(b))
+    with pytest.raises(ValueError, match=r"already has a transmission tendon labelled '/World/Tendons/.*label_prefix"):
+        b.add_usd(ASSETS / "tendon_mjc_arm.usda")
+    assert same(vars(b), snapshot)
+    second = b.add_usd(ASSETS / "tendon_mjc_arm.usda", label_prefix="copy/")
+    assert second["transmissions"].keys() == first["transmissions"].keys()
+    n_body, n_joint = len(first["bodies"]), len(first["joints"])
+    assert b.body_label[n_body:] == ["copy/" + lbl for lbl in b.body_label[:n_body]]
+    assert b.joint_label[n_joint:] == ["copy/" + lbl for lbl in b.joint_label[:n_joint]]
+    n_shape = len(first["shapes"])
+    assert b.shape_label[n_shape:] == ["copy/" + lbl for lbl in b.shape_label[:n_shape]]
+    for path, i in second["transmissions"].items():
+        assert b.transmission_label[i] == "copy/" + path
+        assert b.transmission_label[first["transmissions"][path]] == path
+    with pytest.raises(TypeError, match="label_prefix"):
+        b.add_usd(ASSETS / "physics_free_box.usda", label_prefix=3)
+
+    c = nt.ModelBuilder()
+    res = c.add_usd(ASSETS / "physics_articulation.usda", label_prefix="r/")
+    assert c.articulation_label == ["r//Robot"] and res["articulations"] == {"/Robot": 0}
+    assert c.joint_label[res["free_joints"]["/Robot/Base"]] == "r//Robot/Base#free"
 
 
 def test_articulation_root_order_and_filtered_pairs():

@@ -761,6 +761,37 @@ MJC_CASES = {
         ValueError,
         "positive feedback",
     ),
+    "joint actuator": (
+        lambda s: _mjc(s, "/World/Actuators/motor").GetRelationship("mjc:target").SetTargets(["/World/Arm/elbow"]),
+        ValueError,
+        r"motor: mjc:target </World/Arm/elbow> is a joint.*only tendon actuators.*strict=False",
+    ),
+    "actuator without target": (
+        lambda s: _mjc(s, "/World/Actuators/motor").GetRelationship("mjc:target").ClearTargets(True),
+        ValueError,
+        "motor: mjc:target has no target",
+    ),
+    "nonzero gear[1:]": (
+        lambda s: _mjc(s, "/World/Actuators/servo").GetAttribute("mjc:gear").Set([2.0, 0.0, 0.0, 0.5, 0.0, 0.0]),
+        ValueError,
+        r"servo: mjc:gear\[1:\] must be zero",
+    ),
+    "Euler filter": (
+        lambda s: _set_attr(_mjc(s, "/World/Actuators/motor"), "mjc:dynType", Sdf.ValueTypeNames.Token, "filter"),
+        ValueError,
+        "motor: mjc:dynType 'filter' .*Euler.* 'filterexact'",
+    ),
+    "filter with constant bias": (
+        lambda s: (
+            _set_attr(_mjc(s, "/World/Actuators/motor"), "mjc:dynType", Sdf.ValueTypeNames.Token, "filterexact"),
+            _set_attr(_mjc(s, "/World/Actuators/motor"), "mjc:biasType", Sdf.ValueTypeNames.Token, "affine"),
+            _set_attr(
+                _mjc(s, "/World/Actuators/motor"), "mjc:biasPrm", Sdf.ValueTypeNames.DoubleArray, [0.5, 0.0, 0.0]
+            ),
+        ),
+        ValueError,
+        r"motor: a filtered actuator \(filterexact\) with a constant bias mjc:biasPrm\[0\] = 0.5",
+    ),
     "two actuators on one tendon": (
         lambda s: (
             _mjc(s, "/World/Actuators/motor").GetRelationship("mjc:target").SetTargets(["/World/Tendons/spatial"])
@@ -786,6 +817,37 @@ def test_malformed_mjc_prims_raise_and_leave_builder_unchanged(case):
     )
 
 
+def test_filterexact_actuator_sets_activation_time():
+    """dynType filterexact (MuJoCo's exact first-order filter) becomes the drive's activation time constant."""
+    stage = fixture_stage("tendon_mjc_arm.usda")
+    motor = _mjc(stage, "/World/Actuators/motor")
+    _set_attr(motor, "mjc:dynType", Sdf.ValueTypeNames.Token, "filterexact")
+    _set_attr(motor, "mjc:dynPrm", Sdf.ValueTypeNames.DoubleArray, [0.25])
+    b = nt.ModelBuilder()
+    result = b.add_usd(stage)
+    assert b.transmission_properties[result["transmissions"]["/World/Tendons/fixed"]]["activation_time"] == 0.25
+
+
+def test_joint_actuator_skipped_with_warning_when_not_strict(caplog):
+    """Through add_usd, an MjcActuator on a joint raises by default; strict=False logs a warning naming the prim and
+    skips it, while the tendon actuators are still imported."""
+    stage = fixture_stage("tendon_mjc_arm.usda")
+    stage.DefinePrim("/World/Actuators/elbow_motor", "MjcActuator").CreateRelationship("mjc:target").SetTargets(
+        ["/World/Arm/elbow"]
+    )
+    b = nt.ModelBuilder()
+    with pytest.raises(ValueError, match=r"</World/Arm/elbow> is a joint"):
+        b.add_usd(stage)
+    assert b.body_count == 0
+    with caplog.at_level("WARNING", logger="newton_tendon.usd_tendons"):
+        result = b.add_usd(stage, strict=False)
+    assert "/World/Actuators/elbow_motor: mjc:target </World/Arm/elbow> is a joint" in caplog.text
+    reference = nt.ModelBuilder()
+    reference.add_usd(fixture_stage("tendon_mjc_arm.usda"))
+    assert b.transmission_properties == reference.transmission_properties
+    assert set(result["transmissions"]) == {"/World/Tendons/spatial", "/World/Tendons/fixed"}
+
+
 def test_bad_arguments_raise():
     """Wrong argument types and values of import_usd_tendons and write_tendons are rejected up front."""
     stage = fixture_stage("tendon_native_routes.usda")
@@ -797,6 +859,7 @@ def test_bad_arguments_raise():
         (lambda: ut.import_usd_tendons(b, stage, {"/World/Frame": 0.5}, 1.0, IDENTITY_Q), TypeError, "int body"),
         (lambda: ut.import_usd_tendons(b, stage, body_map, 0.0, IDENTITY_Q), ValueError, "meters_per_unit"),
         (lambda: ut.import_usd_tendons(b, stage, body_map, 1.0, (0, 0, 0, 2)), ValueError, "unit quaternion"),
+        (lambda: ut.import_usd_tendons(b, stage, body_map, 1.0, IDENTITY_Q, strict=1), TypeError, "strict"),
         (lambda: ut.write_tendons(stage, "builder"), TypeError, "ModelBuilder or a Model"),
         (lambda: ut.write_tendons(stage, b, body_paths=["/A"]), ValueError, "one path per body"),
         (lambda: ut.write_tendons(stage, b, body_paths=["A", "/B"]), ValueError, "absolute prim path"),
