@@ -658,6 +658,13 @@ def _world(v, p: str, world_count: int) -> int:
     return _int(v, p, -1, max(world_count, 1) - 1, "world (-1 or a world index)")
 
 
+def _check_entity_world(path: str, world: int, expected: int, owner: str, rule: str):
+    """The builder derives an entity's world from the bodies it is attached to; a stored ``world``
+    must equal what the builder would have assigned (``owner`` names those bodies, ``rule`` the reason)."""
+    if world != expected:
+        raise ValueError(f"{path}.world: {world}, but {owner} in world {expected}; {rule}")
+
+
 def _parse_json(text: str):
     def no_constants(name):
         raise ValueError(
@@ -821,6 +828,14 @@ def _read_shapes(v, p: str, b: ModelBuilder):
         group = f("collision_group", _int)
         has_collision = f("has_collision", _bool)
         f.done()
+        if body >= 0:
+            _check_entity_world(
+                f.path,
+                world,
+                b.body_world[body],
+                f"its body {body} is",
+                "a shape lies in its body's world (only a shape on body -1 chooses its world)",
+            )
         b.shape_type.append(stype)
         b.shape_body.append(body)
         b.shape_transform.append(xform)
@@ -865,6 +880,9 @@ def _read_joints(v, p: str, b: ModelBuilder):
         enabled = f("enabled", _bool)
         dofs = f("dofs", _array, T.JOINT_DOF_COUNT[jtype])
         f.done()
+        _check_entity_world(
+            f.path, world, b.body_world[child], f"its child body {child} is", "a joint lies in its child body's world"
+        )
         rows = []
         for k, dof in enumerate(dofs):
             d = _Fields(dof, f"{f.path}.dofs[{k}]")
@@ -967,6 +985,15 @@ def _read_tendons(v, p: str, b: ModelBuilder):
             g.done()
             _check_guide_flags(g.path, flags, gtype, k, n, rows)
             rows.append((body, gtype, flags, offset, axis, radius, orientation, mu, span))
+        if body_world is not None:
+            _check_entity_world(
+                f.path,
+                world,
+                body_world,
+                "its guides' bodies are",
+                "a routed tendon lies in its guides' world (only a route whose guides are all on body -1 "
+                "chooses its world)",
+            )
         b.tendon_start.append(b.tendon_guide_count)
         b.tendon_world.append(world)
         b.tendon_label.append(label)
@@ -1096,6 +1123,15 @@ def _read_transmissions(v, p: str, b: ModelBuilder):
         worlds = sorted({b.body_world[x] for x in bodies if x >= 0})
         if len(worlds) > 1:
             raise ValueError(f"{f.path}: its bodies belong to different worlds {worlds}; a tendon lies in one world")
+        if worlds and worlds[0] >= 0:
+            _check_entity_world(
+                f.path,
+                world,
+                worlds[0],
+                "its bodies are",
+                "a transmission tendon lies in its bodies' world (only one whose bodies are all in world -1 or "
+                "the world body chooses its world)",
+            )
         b.transmission_type.append(kind)
         b.transmission_world.append(world)
         b.transmission_label.append(label)
@@ -1143,6 +1179,13 @@ def _read_couplings(v, p: str, b: ModelBuilder):
         enabled = f("enabled", _bool)
         world = f("world", _world, b.world_count)
         f.done()
+        _check_entity_world(
+            f.path,
+            world,
+            b.transmission_world[first],
+            f"its first tendon {first} is",
+            "a coupling lies in the world of the tendons it couples",
+        )
         b.coupling_first.append(first)
         b.coupling_second.append(second)
         b.coupling_coefficients.append(coefficients)

@@ -497,6 +497,119 @@ def test_tendon_across_worlds_is_rejected():
         io.from_dict(doc)
 
 
+def _two_worlds() -> dict:
+    """A two-world replicate of the template as a document; world 1's entities follow world 0's."""
+    b = nt.ModelBuilder()
+    b.replicate(template(), 2)
+    return json.loads(io.dumps(b))
+
+
+WRONG_WORLD = [
+    # (entity list, index, the rule's words in the message); each entity of world 0 is moved to world 1.
+    ("shapes", 0, "but its body 1 is in world 0; a shape lies in its body's world"),
+    ("joints", 0, "but its child body 1 is in world 0; a joint lies in its child body's world"),
+    ("tendons", 0, "but its guides' bodies are in world 0; a routed tendon lies in its guides' world"),
+    ("transmission_tendons", 0, "but its bodies are in world 0; a transmission tendon lies in its bodies' world"),
+    ("transmission_tendons", 1, "but its bodies are in world 0; a transmission tendon lies in its bodies' world"),
+    ("couplings", 1, "but its first tendon 2 is in world 0; a coupling lies in the world of the tendons it couples"),
+]
+
+
+@pytest.mark.parametrize("case", WRONG_WORLD, ids=[f"{c[0]}-{c[1]}" for c in WRONG_WORLD])
+def test_entity_world_must_match_its_bodies(case):
+    """An entity whose stored world differs from the world the builder derives from its bodies
+    (a world-1 cable on a world-0 body) is rejected with the field path; world 1 is a valid world."""
+    key, i, rule = case
+    doc = _two_worlds()
+    assert doc[key][i]["world"] == 0
+    doc[key][i]["world"] = 1
+    with pytest.raises(ValueError) as info:
+        io.from_dict(doc)
+    assert str(info.value).startswith(f"{key}[{i}].world: 1, ") and rule in str(info.value)
+
+
+def test_reported_cross_world_edit_is_rejected():
+    """The reported case: tendon 0 moved to world 1 and given tendon 1's label no longer loads, and
+    neither does the same edit on a spatial transmission tendon."""
+    doc = _two_worlds()
+    doc["tendons"][0]["world"] = 1
+    doc["tendons"][1]["label"] = doc["tendons"][0]["label"]
+    with pytest.raises(ValueError, match=r"^tendons\[0\]\.world: 1, but its guides' bodies are in world 0"):
+        io.from_dict(doc)
+    doc = _two_worlds()
+    doc["transmission_tendons"][0]["world"] = 1
+    doc["transmission_tendons"][4]["label"] = doc["transmission_tendons"][0]["label"]
+    with pytest.raises(ValueError, match=r"^transmission_tendons\[0\]\.world: 1, but its bodies are in world 0"):
+        io.from_dict(doc)
+
+
+def test_worlds_the_builder_leaves_free_round_trip():
+    """Where the builder takes the world from ``current_world`` (a shape on body -1, a route whose
+    guides are all on body -1, a transmission tendon over bodies of world -1) any world loads."""
+    b = nt.ModelBuilder()
+    b.add_world(nt.ModelBuilder())
+    b.add_world(nt.ModelBuilder())
+    shared = b.add_body(mass=1.0, label="shared")  # world -1
+    b.current_world = 1
+    b.add_shape_sphere(-1, None, 0.1, label="marker")
+    b.add_tendon([TendonGuide(body=-1), TendonGuide(body=-1, offset=(0.0, 0.0, 1.0))], label="sky")
+    b.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=shared)], label="hang")
+    b.add_tendon_coupling(0, None, [0.0], label="hold")
+    b.current_world = -1
+    assert (b.shape_world, b.tendon_world, b.transmission_world, b.coupling_world) == ([1], [1], [1], [1])
+    loaded = io.loads(io.dumps(b))
+    assert_builders_equal(b, loaded)
+    # Moving them to another world is just as valid.
+    doc = json.loads(io.dumps(b))
+    for key in ("shapes", "tendons", "transmission_tendons", "couplings"):
+        doc[key][0]["world"] = 0
+    assert io.from_dict(doc).transmission_world == [0]
+    doc["couplings"][0]["world"] = 1
+    with pytest.raises(ValueError, match=r"couplings\[0\]\.world: 1, but its first tendon 0 is in world 0"):
+        io.from_dict(doc)
+
+
+def test_save_refuses_a_transmission_that_add_builder_moved_away_from_its_bodies():
+    """A world-0 transmission tendon over world -1 bodies is valid; ``add_builder(..., world=0)`` of a
+    builder that holds one moves the bodies to world 0 and the tendon to world 1, and save refuses that."""
+    inner = nt.ModelBuilder()
+    inner.add_world(nt.ModelBuilder())
+    shared = inner.add_body(mass=1.0)
+    inner.current_world = 0
+    inner.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=shared)])
+    inner.current_world = -1
+    assert_builders_equal(inner, io.loads(io.dumps(inner)))
+    outer = nt.ModelBuilder()
+    outer.add_world(nt.ModelBuilder())
+    outer.add_builder(inner, world=0)
+    assert (outer.body_world, outer.transmission_world) == ([0], [1])
+    with pytest.raises(ValueError, match=r"^save: .*transmission_tendons\[0\]\.world: 1, but its bodies"):
+        io.dumps(outer)
+
+
+def test_duplicate_labels_made_by_the_builder_round_trip():
+    """The builder keeps transmission and coupling labels unique only when one is passed explicitly to
+    ``add_spatial_tendon``/``add_fixed_tendon``/``add_tendon_coupling``: ``add_builder`` without a
+    prefix and a default label equal to an earlier explicit one both make duplicates. A saved file
+    holds no record of how a label arrived, so load accepts duplicates and such builders round-trip."""
+
+    def part():
+        p = nt.ModelBuilder()
+        body = p.add_body(mass=1.0)
+        p.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=body)], label="s")
+        p.add_tendon_coupling(0, None, [0.0], label="c")
+        return p
+
+    b = nt.ModelBuilder()
+    b.add_builder(part())
+    b.add_builder(part())
+    b.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=0)], label="spatial_tendon_3")
+    b.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=1)])
+    assert b.transmission_label == ["s", "s", "spatial_tendon_3", "spatial_tendon_3"]
+    assert b.coupling_label == ["c", "c"]
+    assert_builders_equal(b, io.loads(io.dumps(b)))
+
+
 def test_load_error_names_file_and_leaves_nothing(tmp_path):
     """load() prefixes errors with the file path; save() of a builder holding NaN writes no file."""
     bad = tmp_path / "bad.json"
