@@ -238,3 +238,40 @@ def test_winch_non_finite_command_holds(device, bad):
     assert sim.state_0.tendon_guide_winch_paid.numpy()[0] == pytest.approx(0.1, rel=1e-6)
     np.testing.assert_allclose(sim.state_0.tendon_segment_rest_length.numpy().sum(), rest.sum(), rtol=1e-5)
     assert np.all(np.abs(sim.body_qd()) < 5.0)
+
+
+def test_reset_to_given_poses_remeasured_in_graph(device, solver):
+    """``remeasure=True`` measures the spans again at the given poses (the scene's spans were authored
+    "measure at the initial pose"), so a world reset 5 cm lower starts with a taut, unstretched cable:
+    after a step its tension is about the payload's weight (1 kg: 9.81 N; 20 % covers the first
+    step's transient), not the kN of a cable stretched by 5 cm at 1e-6 m/N. The reset is captured once
+    and replayed with the mask and the start poses rewritten in place between replays."""
+    b, payload = _winch_scene()
+    scene = nt.ModelBuilder()
+    scene.replicate(b, 2)
+    sim = Sim(scene, device, contacts=False, solver=solver)
+    dev = sim.model.device
+    sim.step(DT, 30)
+    mask = wp.zeros(2, dtype=wp.int32, device=dev)
+    q_src = wp.clone(sim.model.body_q)
+    qd_src = wp.zeros(2, dtype=wp.spatial_vector, device=dev)
+    with wp.ScopedCapture(device=dev) as cap:
+        sim.solver.reset(sim.state_0, mask, body_q=q_src, body_qd=qd_src, remeasure=True)
+    start_q = sim.model.body_q.numpy()
+    start_q[:, 2] -= 0.05
+    q_src.assign(start_q)
+    mask.assign(np.array([0, 1], np.int32))
+    before = sim.body_q().copy()
+    wp.capture_launch(cap.graph)
+    after = sim.state_0.body_q.numpy()
+    np.testing.assert_array_equal(after[0], before[0].astype(np.float32))
+    np.testing.assert_array_equal(after[1], start_q[1])
+    rest = sim.state_0.tendon_segment_rest_length.numpy()
+    initial = sim.model.tendon_segment_initial_rest_length.numpy()
+    np.testing.assert_allclose(rest[3], initial[3] + 0.05, atol=1e-5)  # roller -> payload span, 5 cm longer
+    sim.step(DT, 1)
+    tension = sim.solver.tendon_segment_material_tension.numpy()[2:]
+    np.testing.assert_allclose(tension, MASS * 9.81, rtol=0.2)
+    assert abs(sim.body_qd()[1, 2]) < 0.1
+    with pytest.raises(TypeError, match="remeasure must be a bool"):
+        sim.solver.reset(sim.state_0, mask, remeasure=1)

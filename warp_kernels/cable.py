@@ -320,22 +320,16 @@ def capstan_transfer(la: float, lb: float, ka: float, kb: float, e: float):
 # History: baseline, seeding, start-of-step folding and dynamic routing
 
 
-@wp.kernel
-def measure_baseline(
+@wp.func
+def measure_tendon(
     tm: TendonModel,
+    t: int,
     body_q: wp.array(dtype=wp.transform),
     authored_rest: wp.array(dtype=float),
-    # Out:
     baseline_rest: wp.array(dtype=float),
     baseline_active: wp.array(dtype=wp.int32),
 ):
-    """Initial activity and rest lengths at the pose ``body_q``.
-
-    A dynamic roller starts active when the straight bypass span touches it. Negative authored
-    rest lengths are measured as the free-span length; a bypassed roller's two spans merge into
-    the outgoing segment (authored lengths add; a measured one is replaced by the bypass length).
-    """
-    t = wp.tid()
+    """Tendon t's activity and rest lengths at the pose ``body_q`` (see ``measure_baseline``)."""
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
     for g in range(g0, g1):
@@ -364,6 +358,24 @@ def measure_baseline(
         if rest < 0.0:
             rest = measured
         baseline_rest[s] = rest
+
+
+@wp.kernel
+def measure_baseline(
+    tm: TendonModel,
+    body_q: wp.array(dtype=wp.transform),
+    authored_rest: wp.array(dtype=float),
+    # Out:
+    baseline_rest: wp.array(dtype=float),
+    baseline_active: wp.array(dtype=wp.int32),
+):
+    """Initial activity and rest lengths at the pose ``body_q``.
+
+    A dynamic roller starts active when the straight bypass span touches it. Negative authored
+    rest lengths are measured as the free-span length; a bypassed roller's two spans merge into
+    the outgoing segment (authored lengths add; a measured one is replaced by the bypass length).
+    """
+    measure_tendon(tm, wp.tid(), body_q, authored_rest, baseline_rest, baseline_active)
 
 
 @wp.func
@@ -426,6 +438,26 @@ def winch_span(hist: TendonHistory, s: int, g: int, command: float):
     new = wp.max(old + (command - hist.winch[g]), wp.min(old, REST_LENGTH_FLOOR))
     hist.rest[s] = new
     hist.winch[g] = hist.winch[g] + (new - old)
+
+
+@wp.kernel
+def reset_tendons_measured(
+    tm: TendonModel,
+    world_mask: wp.array(dtype=wp.int32),
+    body_q: wp.array(dtype=wp.transform),
+    authored_rest: wp.array(dtype=float),
+    # State (in place):
+    hist: TendonHistory,
+):
+    """Reset the selected worlds' tendons with their baseline measured again at ``body_q``: authored
+    rest lengths are kept, measured ones (authored < 0) and dynamic-roller activity come from the pose,
+    so a cable starts as it would in a model built at that pose."""
+    t = wp.tid()
+    w = tm.world[t]
+    if w >= 0 and world_mask[w] == 0:
+        return
+    measure_tendon(tm, t, body_q, authored_rest, hist.rest, hist.active)
+    seed_tendon(tm, t, body_q, hist.rest, hist.active, hist)
 
 
 @wp.kernel

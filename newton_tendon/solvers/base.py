@@ -612,6 +612,7 @@ class SolverBase:
         *,
         body_q: wp.array | None = None,
         body_qd: wp.array | None = None,
+        remeasure: bool = False,
     ):
         """Restore the selected worlds' bodies to the model's initial poses and velocities (or to the
         given ``body_q`` / ``body_qd``); clear their forces; restore their tendons' initial material
@@ -622,8 +623,10 @@ class SolverBase:
         (wp.transform [body_count], world frame [m]) and ``body_qd`` (wp.spatial_vector [body_count],
         [m/s, rad/s]) are read only for the bodies of selected worlds, so a policy can write start
         poses into fixed buffers and replay one captured reset. Routed cables keep their initial
-        material at a new pose: a pose farther apart than the initial one starts the cable stretched.
-        ``flags=0`` resets only solver history and leaves the state untouched.
+        material at a new pose (a pose farther apart than the initial one starts the cable stretched)
+        unless ``remeasure=True``: then spans whose authored rest length was negative ("measure at
+        the initial pose") and dynamic rollers are measured again at the restored pose, as if the
+        model had been built there. ``flags=0`` resets only solver history and leaves the state untouched.
         """
         m = self.model
         name = type(self).__name__
@@ -637,6 +640,8 @@ class SolverBase:
                 raise ValueError(
                     f"{name}.reset: {arg} must be a wp.array of {dtype.__name__} with shape ({m.body_count},)"
                 )
+        if not isinstance(remeasure, (bool, np.bool_)):
+            raise TypeError(f"{name}.reset: remeasure must be a bool, got {type(remeasure).__name__}")
         if flags == 0:
             return
         if m.body_count:
@@ -677,7 +682,15 @@ class SolverBase:
                 ],
                 device=self.device,
             )
-        if m.tendon_count:
+        if m.tendon_count and remeasure:
+            wp.launch(
+                cable_kernels.reset_tendons_measured,
+                dim=m.tendon_count,
+                inputs=[self._tendons, mask, state.body_q, m.tendon_segment_rest_length],
+                outputs=[state.tendon_history],
+                device=self.device,
+            )
+        elif m.tendon_count:
             wp.launch(
                 cable_kernels.reset_tendons,
                 dim=m.tendon_count,
