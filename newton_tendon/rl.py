@@ -26,6 +26,7 @@ torch is optional: it is imported only inside the functions that need it.
 
 from __future__ import annotations
 
+import abc
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -831,7 +832,7 @@ def copy_world_mask(src, out: wp.array) -> wp.array:
 # Vectorized environments
 
 
-class VecEnv:
+class VecEnv(abc.ABC):
     """Base of a batched environment: ``world_count`` copies of one world, stepped together.
 
     A subclass builds the template world (:meth:`build_world`), names its observations
@@ -967,28 +968,28 @@ class VecEnv:
 
     # Hooks -------------------------------------------------------------------------------------
 
+    @abc.abstractmethod
     def build_world(self, nt):
         """Build and return the template world (an ``nt.ModelBuilder`` without worlds)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def observation_spec(self) -> ObservationSpec:
         """The per-world observation (see :class:`ObservationSpec`)."""
-        raise NotImplementedError
 
-    def setup(self, nt) -> None:
+    def setup(self, nt) -> None:  # noqa: B027 (optional hook, no-op by default)
         """Per-env buffers and index tables, after the model, solver and observer exist."""
 
-    def apply_actions(self) -> None:
+    def apply_actions(self) -> None:  # noqa: B027 (optional hook, no-op by default)
         """Launch kernels that turn ``self.actions`` into ``self.control`` (once per env step)."""
 
-    def before_substep(self) -> None:
+    def before_substep(self) -> None:  # noqa: B027 (optional hook, no-op by default)
         """Launch kernels before each solver step (e.g. ramp a winch command)."""
 
+    @abc.abstractmethod
     def evaluate(self) -> None:
         """Launch kernels that write ``reward``, ``done`` and ``done_mask`` and advance ``episode_step``."""
-        raise NotImplementedError
 
-    def reset_worlds(self, mask: wp.array) -> None:
+    def reset_worlds(self, mask: wp.array) -> None:  # noqa: B027 (optional hook, no-op by default)
         """Launch kernels that start new episodes in the worlds where ``mask`` is 1 (goals, commands);
         bodies and tendons were already restored by ``solver.reset``."""
 
@@ -1048,9 +1049,8 @@ class VecEnv:
         if _is_torch_tensor(actions):
             if tuple(actions.shape) != shape:
                 raise ValueError(f"{where}: actions must have shape {shape}, got {tuple(actions.shape)}")
-            if self._views is not None and actions.data_ptr() == self._action_view.data_ptr():
-                pass  # written in place into the env's own action buffer
-            else:
+            # The env's own action view was written in place: nothing to copy.
+            if self._views is None or actions.data_ptr() != self._action_view.data_ptr():
                 torch = _import_torch(where)
                 a = actions.detach().to(device=self._torch_device(), dtype=torch.float32).contiguous()
                 wp.copy(self.actions, wp.from_torch(a))
