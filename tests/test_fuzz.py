@@ -462,7 +462,32 @@ def transmission_scenes(draw):
     return specs, sliders, spatial, fixed, coupling
 
 
+# Shrunk failure of the long profile: a rigid coupling holding tendon 0 at its reference length
+# (1 m) against its rigid upper limit of 0, both ends pinned by hinges at the sites. The coupling
+# read the tendon's rate from before the limit row's impulse, so per XPBD pass both corrected the
+# same error, and with the joints pulling back the overshoot grew until the bodies flew off (NaN at
+# step 26).
+_TWO_HINGES = [
+    dict(kind="hinged", pose=(0.0, 0.0, z, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=[0.03125] * 3, twist=None, axis=a)
+    for z, a in ((0.0, (1.0, 0.0, 0.0)), (1.0, (0.0, 0.0, 1.0)))
+]
+_LIMIT_AGAINST_COUPLING = (
+    _TWO_HINGES,
+    [False, False],
+    [
+        (
+            [TendonSite(body=0, offset=(0.0, 0.0, 0.0)), TendonSite(body=1, offset=(0.0, 0.0, 0.0))],
+            dict(upper_limit=0.0, position_correction=0.0, limit_compliance=0.0),
+        ),
+        ([TendonSite(body=0, offset=(0.0, 0.0, 0.0)), TendonSite(body=0, offset=(0.0, 0.0, 0.0))], {}),
+    ],
+    [],
+    (0, None, [0.0], 0.0, 0.0),
+)
+
+
 @given(scene=transmission_scenes())
+@example(scene=_LIMIT_AGAINST_COUPLING)
 def test_random_transmission_tendons(device, solver, scene):
     """Random spatial paths (sites, sphere/cylinder wraps with and without side sites, pulley
     branches) and fixed tendons over revolute/prismatic joints, with random force elements and

@@ -591,7 +591,6 @@ def solve_transmissions(
     # The Jacobian (scratch) and W are those of the step start, as the spec's rows prescribe.
     w = work.w[t]
     rate = iterate_rate(tm, t, body_qd, body_delta, 1.0 / h, scratch)
-    work.rate[t] = rate
     b = work.row_b[t]
     g = work.row_gamma[t]
     lo = work.row_lo[t]
@@ -604,6 +603,11 @@ def solve_transmissions(
         dp = dp + p_new - mu[r]
         mu[r] = p_new
     work.mu[t] = mu
+    # The couplings run after this pass and read the rate with these rows' impulses included
+    # (Gauss-Seidel across the tendon's rows and its couplings). Reading the rate from before them
+    # made a coupling and a limit row on the same tendon correct one error twice per pass; with
+    # both rigid and a joint pulling the bodies back, that Jacobi overshoot grew ~1.4x per pass.
+    work.rate[t] = rate
     if dp == 0.0:
         return
     for s in range(s0, s1):
@@ -846,7 +850,8 @@ def solve_couplings(
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
     """One projected update of each coupling row at the current iterate (after
-    ``solve_transmissions`` refreshed the tendons' geometry): ``gamma = c/h^2``, target
+    ``solve_transmissions`` refreshed the tendons' geometry; the rates it left in ``work.rate``
+    already include its rows' impulses of this pass): ``gamma = c/h^2``, target
     ``-beta C_n/h``, bilateral; ``J_C = J1 - f' J2``. Slots ``slot_base + slot_start[c] ..``."""
     c = wp.tid()
     t1 = cm.first[c]
