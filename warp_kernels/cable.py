@@ -63,6 +63,7 @@ from warp_kernels.routing import (
     is_roller,
     is_winch,
     roller_frame,
+    roller_pair_tangents,
     roller_tangent,
     span_points,
     span_points_from,
@@ -621,12 +622,8 @@ def cached_span_points(
     if rl and rr:
         cl, nl, radl, ol = cached_roller(tm, geo, gl)
         cr, nr, radr, orr = cached_roller(tm, geo, gr)
-        tr = to_world(tm, gr, body_q, mr_local)
-        tl = xl
-        for _k in range(ROLLER_PAIR_WARM_ITERATIONS):
-            tl = roller_tangent(cl, nl, radl, -ol, tr)
-            tr = roller_tangent(cr, nr, radr, orr, tl)
-        return tl, tr
+        guess = to_world(tm, gr, body_q, mr_local)
+        return roller_pair_tangents(cl, nl, radl, ol, cr, nr, radr, orr, guess, ROLLER_PAIR_WARM_ITERATIONS)
     if rl:
         cl, nl, radl, ol = cached_roller(tm, geo, gl)
         return roller_tangent(cl, nl, radl, -ol, xr), xr
