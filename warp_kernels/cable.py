@@ -155,7 +155,12 @@ class TendonDiagnostics:
 class TendonGeometry:
     """Route geometry of one solver pass, cached so that the later phases of the pass (capstan
     ratios, XPBD stretch rows, VBD linearization) reuse it instead of recomputing it from the poses.
-    Solver-owned scratch, valid within one ``solve_tendons``/``linearize_tendons`` launch."""
+    Solver-owned scratch, valid within one ``solve_tendons``/``linearize_tendons`` launch.
+
+    Spans between two guides fixed to the world (``world_span``) and the world guides' frames are
+    the exception: nothing in a step moves them (their material points change only at the step
+    start), so ``begin_step`` writes them once per step and the passes and ``tendon_diagnostics``
+    read them (the span's end points are in ``TendonWork.xl``/``xr``)."""
 
     point: wp.array(dtype=wp.vec3)
     """Per guide: world guide point [m] (a roller's centre)."""
@@ -473,11 +478,13 @@ def begin_step(
     # Out:
     hist: TendonHistory,
     work: TendonWork,
+    geo: TendonGeometry,
 ):
     """Accept the pose ``body_q`` (the step's input state): fold wound arcs into the spans, move the
     material points to the current tangent points, engage or release dynamic rollers, pay out or
     reel in cable at winches, and record each span's starting length for damping. Reads ``*_in``
-    history, writes the output state's."""
+    history, writes the output state's. Caches the step's geometry of the world guides and of the
+    spans between them in ``geo`` and ``work.xl``/``xr`` (see ``TendonGeometry``)."""
     t = wp.tid()
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
@@ -564,14 +571,28 @@ def begin_step(
     if g1 - 1 > g0 and is_winch(tm, g1 - 1):
         winch_span(hist, seg_index(t, g1 - 1), g1 - 1, winch_length[g1 - 1])
 
-    # Starting lengths (damping) and the wrap diagnostic of fixed rollers.
+    # Starting lengths (damping) and the wrap diagnostic of fixed rollers. A span between world
+    # guides keeps this geometry for the whole step: cached for the passes and the diagnostics.
+    cache_guide_frames(tm, t, body_q, geo)
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
         l0[s] = 0.0
         if active[g] != 0:
             gl = left_guide(g, active)
-            xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
-            l0[s] = length
+            if world_span(tm, gl, g):
+                xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
+                l0[s] = length
+                geo.length[s] = length
+                geo.w[s] = 0.0
+                geo.arm_l[s] = wp.vec3()
+                geo.arm_r[s] = wp.vec3()
+                geo.resp_l[s] = wp.vec3()
+                geo.resp_r[s] = wp.vec3()
+                work.xl[s] = xl
+                work.xr[s] = xr
+            else:
+                xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
+                l0[s] = length
     for g in range(g0, g1):
         wrap_error[g] = 0
     for g in range(g0 + 1, g1 - 1):
@@ -588,6 +609,13 @@ def begin_step(
 # guide's world frame computed once per pass
 
 
+@wp.func
+def world_span(tm: TendonModel, gl: int, gr: int):
+    """True when both end guides of the span gl -> gr are fixed to the world (body -1): its end
+    points, length and (zero) inverse mass stay the same for a whole step."""
+    return tm.guide_body[gl] < 0 and tm.guide_body[gr] < 0
+
+
 @wp.func(inline=True)
 def cache_guide_frames(tm: TendonModel, t: int, body_q: wp.array(dtype=wp.transform), geo: TendonGeometry):
     """World guide points and roller axes of tendon t at the poses body_q (``guide_point``/``guide_axis``)."""
@@ -596,6 +624,18 @@ def cache_guide_frames(tm: TendonModel, t: int, body_q: wp.array(dtype=wp.transf
         geo.point[g] = wp.transform_point(pose, tm.guide_offset[g])
         if is_roller(tm, g):
             geo.axis[g] = wp.normalize(wp.transform_vector(pose, tm.guide_axis[g]))
+
+
+@wp.func(inline=True)
+def cache_body_guide_frames(tm: TendonModel, t: int, body_q: wp.array(dtype=wp.transform), geo: TendonGeometry):
+    """``cache_guide_frames`` for the guides on bodies only (``begin_step`` wrote the world guides')."""
+    for g in range(tm.start[t], tm.start[t + 1]):
+        b = tm.guide_body[g]
+        if b >= 0:
+            pose = body_q[b]
+            geo.point[g] = wp.transform_point(pose, tm.guide_offset[g])
+            if is_roller(tm, g):
+                geo.axis[g] = wp.normalize(wp.transform_vector(pose, tm.guide_axis[g]))
 
 
 @wp.func(inline=True)
@@ -664,6 +704,54 @@ def cached_guide_wrap(tm: TendonModel, geo: TendonGeometry, g: int, x_in: wp.vec
     return bend_angle(x_in, geo.point[g], x_out)
 
 
+@wp.func(inline=True)
+def cache_span_response(
+    bodies: BodyModel,
+    geo: TendonGeometry,
+    s: int,
+    body_q: wp.array(dtype=wp.transform),
+    bl: int,
+    br: int,
+    xl: wp.vec3,
+    xr: wp.vec3,
+):
+    """Generalized inverse mass w [1/kg] of span s's stretch row (``span_inv_mass``) with end points
+    xl, xr [m] on bodies bl, br; caches w and each moving end's arm ``(x - c) x n`` [m] and response
+    ``I^-1 (x - c) x n`` [1/(kg m)] in geo (zero for an end that does not move).
+
+    ``w = sum_ends (1/m + (a x n) . I^-1 (a x n))``, n the unit span direction; a span with both ends
+    on one body has ``w = ((x_r - x_l) x n) . I^-1 ((x_r - x_l) x n)`` (zero up to round-off)."""
+    d = xr - xl
+    dl = wp.length(d)
+    n = wp.vec3()
+    if dl > 1.0e-9:
+        n = d / dl
+    w = float(0.0)
+    arm_l = wp.vec3()
+    arm_r = wp.vec3()
+    resp_l = wp.vec3()
+    resp_r = wp.vec3()
+    if bl == br:
+        if is_moving_body(bodies, br):
+            ang = wp.cross(xr - xl, n)
+            w = wp.dot(ang, world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * ang)
+    else:
+        if is_moving_body(bodies, bl):
+            arm_l = wp.cross(xl - wp.transform_point(body_q[bl], bodies.com[bl]), n)
+            resp_l = world_inv_inertia(body_q[bl], bodies.inv_inertia[bl]) * arm_l
+            w = w + (bodies.inv_mass[bl] + wp.dot(arm_l, resp_l))
+        if is_moving_body(bodies, br):
+            arm_r = wp.cross(xr - wp.transform_point(body_q[br], bodies.com[br]), n)
+            resp_r = world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * arm_r
+            w = w + (bodies.inv_mass[br] + wp.dot(arm_r, resp_r))
+    geo.w[s] = w
+    geo.arm_l[s] = arm_l
+    geo.arm_r[s] = arm_r
+    geo.resp_l[s] = resp_l
+    geo.resp_r[s] = resp_r
+    return w
+
+
 # ----------------------------------------------------------------------------------------------
 # Per-iteration solve
 
@@ -712,47 +800,27 @@ def relax_tendon(
     g1 = tm.start[t + 1]
     dt2 = dt * dt
 
-    # 1. Geometry and predicted multipliers (geometry cached in geo for the later phases).
-    cache_guide_frames(tm, t, body_q, geo)
+    # 1. Geometry and predicted multipliers (geometry cached in geo for the later phases; spans
+    #    between world guides keep what begin_step cached).
+    cache_body_guide_frames(tm, t, body_q, geo)
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
         if active[g] == 0:
             continue
         gl = left_guide(g, active)
         bypass = gl != g - 1
-        xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
-        d = xr - xl
-        dl = wp.length(d)
-        n = wp.vec3()
-        if dl > 1.0e-9:
-            n = d / dl
-        # Generalized inverse mass (``span_inv_mass``), keeping each end's arm and response.
-        bl = tm.guide_body[gl]
-        br = tm.guide_body[g]
+        length = float(0.0)
         w = float(0.0)
-        arm_l = wp.vec3()
-        arm_r = wp.vec3()
-        resp_l = wp.vec3()
-        resp_r = wp.vec3()
-        if bl == br:
-            if is_moving_body(bodies, br):
-                ang = wp.cross(xr - xl, n)
-                w = wp.dot(ang, world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * ang)
+        if world_span(tm, gl, g):
+            length = geo.length[s]
+            w = geo.w[s]
         else:
-            if is_moving_body(bodies, bl):
-                arm_l = wp.cross(xl - wp.transform_point(body_q[bl], bodies.com[bl]), n)
-                resp_l = world_inv_inertia(body_q[bl], bodies.inv_inertia[bl]) * arm_l
-                w = w + (bodies.inv_mass[bl] + wp.dot(arm_l, resp_l))
-            if is_moving_body(bodies, br):
-                arm_r = wp.cross(xr - wp.transform_point(body_q[br], bodies.com[br]), n)
-                resp_r = world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * arm_r
-                w = w + (bodies.inv_mass[br] + wp.dot(arm_r, resp_r))
-        geo.length[s] = length
-        geo.w[s] = w
-        geo.arm_l[s] = arm_l
-        geo.arm_r[s] = arm_r
-        geo.resp_l[s] = resp_l
-        geo.resp_r[s] = resp_r
+            xl, xr, span_l = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
+            length = span_l
+            w = cache_span_response(bodies, geo, s, body_q, tm.guide_body[gl], tm.guide_body[g], xl, xr)
+            geo.length[s] = length
+            xl_buf[s] = xl
+            xr_buf[s] = xr
         cval = length - rest[s]
         comp = span_compliance(tm, s, bypass)
         alpha = comp / dt2
@@ -760,8 +828,6 @@ def relax_tendon(
         denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
         lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
         stiff[s] = 1.0 / denom
-        xl_buf[s] = xl
-        xr_buf[s] = xr
 
     # 2. Capstan ratio exp(mu theta) per transmitting guide.
     for g in range(g0 + 1, g1 - 1):
@@ -1179,6 +1245,7 @@ def tendon_diagnostics(
     body_q: wp.array(dtype=wp.transform),
     hist: TendonHistory,
     work: TendonWork,
+    geo: TendonGeometry,
     # Out:
     diag: TendonDiagnostics,
 ):
@@ -1189,6 +1256,7 @@ def tendon_diagnostics(
     exerted tension times dt^2); such spans report no separate damping tension.
     Damping tension: ``d (l - l_0)/dt`` (compliant spans only). ``total_cable`` is the material
     ``sum L + sum r theta(m_in -> m_out)``; ``total_length`` the geometric ``sum |x_r - x_l| + sum r theta``.
+    Spans between world guides read the geometry ``begin_step`` cached (``TendonGeometry``).
     """
     t = wp.tid()
     rest = hist.rest
@@ -1216,6 +1284,8 @@ def tendon_diagnostics(
         guide_wrap_angle[g] = 0.0
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
+        cached_l = attach_l[s]
+        cached_r = attach_r[s]
         material_tension[s] = 0.0
         damping_tension[s] = 0.0
         seg_active[s] = active[g]
@@ -1228,7 +1298,16 @@ def tendon_diagnostics(
             continue
         gl = left_guide(g, active)
         bypass = gl != g - 1
-        xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
+        xl = cached_l
+        xr = cached_r
+        length = float(0.0)
+        if world_span(tm, gl, g):
+            length = geo.length[s]
+        else:
+            xl_now, xr_now, length_now = span_length(tm, gl, g, body_q, ml[s], mr[s])
+            xl = xl_now
+            xr = xr_now
+            length = length_now
         comp = span_compliance(tm, s, bypass)
         seg_compliance[s] = comp
         if comp > STIFF_REPORT_COMPLIANCE:
