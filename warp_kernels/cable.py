@@ -829,7 +829,9 @@ def relax_tendon(
         lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
         stiff[s] = 1.0 / denom
 
-    # 2. Capstan ratio exp(mu theta) per transmitting guide.
+    # 2. Capstan ratio exp(mu theta) per transmitting guide; ``frictional`` records whether any
+    #    guide separates two runs (``frictional_guide``), so the sweeps of 3b are needed.
+    frictional = int(0)
     for g in range(g0 + 1, g1 - 1):
         ratio[g] = 1.0
         mu = tm.guide_mu[g]
@@ -842,14 +844,20 @@ def relax_tendon(
                 x_in = xr_buf[s_in]
             theta = cached_guide_wrap(tm, geo, g, x_in, xl_buf[s_out], xr_buf[s_out])
             ratio[g] = wp.exp(wp.min(mu * wp.max(theta, 0.0), CAPSTAN_EXPONENT_MAX))
+            if ratio[g] > 1.0:
+                frictional = 1
 
     # 3a. Frictionless runs: spans joined by guides with exp(mu theta) = 1 share one tension,
     #     T = sum(lam_hat/k) / sum(1/k); each span's material changes by (lam_hat - T)/k (sum 0).
     #     An inextensible span between immovable ends (k huge) passes material through unchanged.
+    at_floor = int(0)
     for g in range(g0 + 1, g1):
         if active[g] == 0:
             continue
         s = seg_index(t, g)
+        run_skip[s] = 0
+        if rest[s] <= REST_LENGTH_FLOOR:
+            at_floor = 1
         gl = left_guide(g, active)
         first = s
         if gl > g0 and transmits_material(tm, gl) and ratio[gl] <= 1.0:
@@ -867,24 +875,25 @@ def relax_tendon(
     #     A span already at the rest-length floor that would give material has none to give: it
     #     leaves the run (keeps its material) and the others share the redistribution. Scaling the
     #     whole run by its zero room instead froze every span of the run (a frictionless pinhole
-    #     that stopped passing cable once a zero-length span joined it).
-    for g in range(g0 + 1, g1):
-        if active[g] == 0:
-            continue
-        s = seg_index(t, g)
-        run_skip[s] = 0
-        first = run_first[s]
-        if run_flex[first] > RIGID_FLEX and rest[s] <= REST_LENGTH_FLOOR:
-            if lam_hat[s] < run_num[first] / run_flex[first]:
-                run_skip[s] = 1
-    for g in range(g0 + 1, g1):
-        if active[g] == 0:
-            continue
-        s = seg_index(t, g)
-        if run_skip[s] != 0:
+    #     that stopped passing cable once a zero-length span joined it). Only a tendon with a span
+    #     at the floor can have such a span.
+    if at_floor != 0:
+        for g in range(g0 + 1, g1):
+            if active[g] == 0:
+                continue
+            s = seg_index(t, g)
             first = run_first[s]
-            run_flex[first] = run_flex[first] - 1.0 / stiff[s]
-            run_num[first] = run_num[first] - lam_hat[s] / stiff[s]
+            if run_flex[first] > RIGID_FLEX and rest[s] <= REST_LENGTH_FLOOR:
+                if lam_hat[s] < run_num[first] / run_flex[first]:
+                    run_skip[s] = 1
+        for g in range(g0 + 1, g1):
+            if active[g] == 0:
+                continue
+            s = seg_index(t, g)
+            if run_skip[s] != 0:
+                first = run_first[s]
+                run_flex[first] = run_flex[first] - 1.0 / stiff[s]
+                run_num[first] = run_num[first] - lam_hat[s] / stiff[s]
     #     If a span would drop below the rest-length floor, the whole redistribution of its run
     #     is scaled down (never clamped per span), so the run's material is conserved exactly.
     for g in range(g0 + 1, g1):
@@ -916,73 +925,75 @@ def relax_tendon(
     #     T_tight <= exp(mu theta) T_slack; a run takes material in proportion to its members' 1/k,
     #     so its members keep one tension. A rigid run (inextensible spans between immovable
     #     guides) passes material straight through: the runs on both sides of it exchange material
-    #     across the product of the ratios, and its tension follows the slipping side.
-    for _sweep in range(max_sweeps):
-        change = float(0.0)
-        scale = float(0.0)
-        for g in range(g0 + 1, g1 - 1):
-            if not frictional_guide(tm, g, active, ratio):
-                continue
-            a = seg_index(t, g)
-            fa = run_first[a]
-            if run_flex[fa] <= RIGID_FLEX and run_begin[fa] > g0 and transmits_material(tm, run_begin[fa]):
-                continue  # an intermediate rigid run: handled from the run on its left
-            # Walk right over rigid runs, multiplying the capstan ratios.
-            e_total = ratio[g]
-            fb = run_first[out_segment(t, g, active)]
-            while run_flex[fb] <= RIGID_FLEX and frictional_guide(tm, run_end[fb], active, ratio):
-                e_total = e_total * ratio[run_end[fb]]
-                fb = run_first[out_segment(t, run_end[fb], active)]
-            lam_a = lam_hat[a]
-            lam_b = lam_hat[fb]
-            delta = capstan_transfer(lam_a, lam_b, 1.0 / run_flex[fa], 1.0 / run_flex[fb], e_total)
-            scale = wp.max(scale, wp.max(lam_a, lam_b))
-            # Limit the transfer so that no member of the giving run drops below the floor.
-            for h in range(g0 + 1, g1):
-                if active[h] == 0:
+    #     across the product of the ratios, and its tension follows the slipping side. Without a
+    #     frictional guide the first sweep would change nothing and stop.
+    if frictional != 0:
+        for _sweep in range(max_sweeps):
+            change = float(0.0)
+            scale = float(0.0)
+            for g in range(g0 + 1, g1 - 1):
+                if not frictional_guide(tm, g, active, ratio):
                     continue
-                s = seg_index(t, h)
-                if run_skip[s] != 0:
-                    continue
-                room = wp.max(rest[s] - REST_LENGTH_FLOOR, 0.0)
-                if delta > 0.0 and run_first[s] == fb:
-                    delta = wp.min(delta, room * run_flex[fb] * stiff[s])
-                elif delta < 0.0 and run_first[s] == fa:
-                    delta = wp.max(delta, -room * run_flex[fa] * stiff[s])
-            if delta != 0.0:
+                a = seg_index(t, g)
+                fa = run_first[a]
+                if run_flex[fa] <= RIGID_FLEX and run_begin[fa] > g0 and transmits_material(tm, run_begin[fa]):
+                    continue  # an intermediate rigid run: handled from the run on its left
+                # Walk right over rigid runs, multiplying the capstan ratios.
+                e_total = ratio[g]
+                fb = run_first[out_segment(t, g, active)]
+                while run_flex[fb] <= RIGID_FLEX and frictional_guide(tm, run_end[fb], active, ratio):
+                    e_total = e_total * ratio[run_end[fb]]
+                    fb = run_first[out_segment(t, run_end[fb], active)]
+                lam_a = lam_hat[a]
+                lam_b = lam_hat[fb]
+                delta = capstan_transfer(lam_a, lam_b, 1.0 / run_flex[fa], 1.0 / run_flex[fb], e_total)
+                scale = wp.max(scale, wp.max(lam_a, lam_b))
+                # Limit the transfer so that no member of the giving run drops below the floor.
                 for h in range(g0 + 1, g1):
                     if active[h] == 0:
                         continue
                     s = seg_index(t, h)
                     if run_skip[s] != 0:
                         continue
-                    share = float(0.0)
-                    if run_first[s] == fa:
-                        share = delta / run_flex[fa]
-                    elif run_first[s] == fb:
-                        share = -delta / run_flex[fb]
-                    if share != 0.0:
-                        dl = share / stiff[s]
-                        rest[s] = rest[s] + dl
-                        lam_hat[s] = lam_hat[s] - stiff[s] * dl
-                        change = wp.max(change, wp.abs(stiff[s] * dl))
-            # Rigid runs in between carry the least tension admissible for both neighbours,
-            # max(T_a/E_l, T_b/E_r) (statically indeterminate while both guides stick; exact once
-            # one side slips, when the interval [max(T/E), min(T E)] shrinks to a point).
-            ta = wp.max(lam_hat[a], 0.0)
-            tb = wp.max(lam_hat[fb], 0.0)
-            e_part = ratio[g]
-            fm = run_first[out_segment(t, g, active)]
-            while fm != fb:
-                e_right = e_total / e_part
-                tension = wp.max(ta / e_part, tb / e_right)
-                for h in range(g0 + 1, g1):
-                    if active[h] != 0 and run_first[seg_index(t, h)] == fm:
-                        lam_hat[seg_index(t, h)] = tension
-                e_part = e_part * ratio[run_end[fm]]
-                fm = run_first[out_segment(t, run_end[fm], active)]
-        if change <= settle_tol * scale:
-            break
+                    room = wp.max(rest[s] - REST_LENGTH_FLOOR, 0.0)
+                    if delta > 0.0 and run_first[s] == fb:
+                        delta = wp.min(delta, room * run_flex[fb] * stiff[s])
+                    elif delta < 0.0 and run_first[s] == fa:
+                        delta = wp.max(delta, -room * run_flex[fa] * stiff[s])
+                if delta != 0.0:
+                    for h in range(g0 + 1, g1):
+                        if active[h] == 0:
+                            continue
+                        s = seg_index(t, h)
+                        if run_skip[s] != 0:
+                            continue
+                        share = float(0.0)
+                        if run_first[s] == fa:
+                            share = delta / run_flex[fa]
+                        elif run_first[s] == fb:
+                            share = -delta / run_flex[fb]
+                        if share != 0.0:
+                            dl = share / stiff[s]
+                            rest[s] = rest[s] + dl
+                            lam_hat[s] = lam_hat[s] - stiff[s] * dl
+                            change = wp.max(change, wp.abs(stiff[s] * dl))
+                # Rigid runs in between carry the least tension admissible for both neighbours,
+                # max(T_a/E_l, T_b/E_r) (statically indeterminate while both guides stick; exact once
+                # one side slips, when the interval [max(T/E), min(T E)] shrinks to a point).
+                ta = wp.max(lam_hat[a], 0.0)
+                tb = wp.max(lam_hat[fb], 0.0)
+                e_part = ratio[g]
+                fm = run_first[out_segment(t, g, active)]
+                while fm != fb:
+                    e_right = e_total / e_part
+                    tension = wp.max(ta / e_part, tb / e_right)
+                    for h in range(g0 + 1, g1):
+                        if active[h] != 0 and run_first[seg_index(t, h)] == fm:
+                            lam_hat[seg_index(t, h)] = tension
+                    e_part = e_part * ratio[run_end[fm]]
+                    fm = run_first[out_segment(t, run_end[fm], active)]
+            if change <= settle_tol * scale:
+                break
 
 
 @wp.kernel(module=XPBD_MODULE)
