@@ -29,9 +29,10 @@ from warp_kernels.types import GUIDE_ANCHOR, GUIDE_FLAG_DYNAMIC, GUIDE_FLAG_WINC
 wp.set_module_options({"enable_backward": False})
 
 ROLLER_PAIR_ITERATIONS = wp.constant(17)
-"""Fixed-point passes for a span between two rollers without a prior (each pass re-aims both tangents)."""
+"""Most fixed-point passes for a span between two rollers without a prior (each pass re-aims both
+tangents; ``roller_pair_tangents`` stops early at the float32 fixed point)."""
 ROLLER_PAIR_WARM_ITERATIONS = wp.constant(4)
-"""Passes when starting from the tangent point accepted at the step start (motion per step is small)."""
+"""Most passes when starting from the tangent point accepted at the step start (motion per step is small)."""
 
 
 @wp.struct
