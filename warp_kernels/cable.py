@@ -63,6 +63,7 @@ from warp_kernels.routing import (
     is_roller,
     is_winch,
     roller_frame,
+    roller_pair_tangents,
     roller_tangent,
     span_points,
     span_points_from,
@@ -154,7 +155,12 @@ class TendonDiagnostics:
 class TendonGeometry:
     """Route geometry of one solver pass, cached so that the later phases of the pass (capstan
     ratios, XPBD stretch rows, VBD linearization) reuse it instead of recomputing it from the poses.
-    Solver-owned scratch, valid within one ``solve_tendons``/``linearize_tendons`` launch."""
+    Solver-owned scratch, valid within one ``solve_tendons``/``linearize_tendons`` launch.
+
+    Spans between two guides fixed to the world (``world_span``) and the world guides' frames are
+    the exception: nothing in a step moves them (their material points change only at the step
+    start), so ``begin_step`` writes them once per step and the passes and ``tendon_diagnostics``
+    read them (the span's end points are in ``TendonWork.xl``/``xr``)."""
 
     point: wp.array(dtype=wp.vec3)
     """Per guide: world guide point [m] (a roller's centre)."""
@@ -472,11 +478,13 @@ def begin_step(
     # Out:
     hist: TendonHistory,
     work: TendonWork,
+    geo: TendonGeometry,
 ):
     """Accept the pose ``body_q`` (the step's input state): fold wound arcs into the spans, move the
     material points to the current tangent points, engage or release dynamic rollers, pay out or
     reel in cable at winches, and record each span's starting length for damping. Reads ``*_in``
-    history, writes the output state's."""
+    history, writes the output state's. Caches the step's geometry of the world guides and of the
+    spans between them in ``geo`` and ``work.xl``/``xr`` (see ``TendonGeometry``)."""
     t = wp.tid()
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
@@ -563,14 +571,28 @@ def begin_step(
     if g1 - 1 > g0 and is_winch(tm, g1 - 1):
         winch_span(hist, seg_index(t, g1 - 1), g1 - 1, winch_length[g1 - 1])
 
-    # Starting lengths (damping) and the wrap diagnostic of fixed rollers.
+    # Starting lengths (damping) and the wrap diagnostic of fixed rollers. A span between world
+    # guides keeps this geometry for the whole step: cached for the passes and the diagnostics.
+    cache_guide_frames(tm, t, body_q, geo)
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
         l0[s] = 0.0
         if active[g] != 0:
             gl = left_guide(g, active)
-            xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
-            l0[s] = length
+            if world_span(tm, gl, g):
+                xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
+                l0[s] = length
+                geo.length[s] = length
+                geo.w[s] = 0.0
+                geo.arm_l[s] = wp.vec3()
+                geo.arm_r[s] = wp.vec3()
+                geo.resp_l[s] = wp.vec3()
+                geo.resp_r[s] = wp.vec3()
+                work.xl[s] = xl
+                work.xr[s] = xr
+            else:
+                xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
+                l0[s] = length
     for g in range(g0, g1):
         wrap_error[g] = 0
     for g in range(g0 + 1, g1 - 1):
@@ -587,6 +609,13 @@ def begin_step(
 # guide's world frame computed once per pass
 
 
+@wp.func
+def world_span(tm: TendonModel, gl: int, gr: int):
+    """True when both end guides of the span gl -> gr are fixed to the world (body -1): its end
+    points, length and (zero) inverse mass stay the same for a whole step."""
+    return tm.guide_body[gl] < 0 and tm.guide_body[gr] < 0
+
+
 @wp.func(inline=True)
 def cache_guide_frames(tm: TendonModel, t: int, body_q: wp.array(dtype=wp.transform), geo: TendonGeometry):
     """World guide points and roller axes of tendon t at the poses body_q (``guide_point``/``guide_axis``)."""
@@ -595,6 +624,18 @@ def cache_guide_frames(tm: TendonModel, t: int, body_q: wp.array(dtype=wp.transf
         geo.point[g] = wp.transform_point(pose, tm.guide_offset[g])
         if is_roller(tm, g):
             geo.axis[g] = wp.normalize(wp.transform_vector(pose, tm.guide_axis[g]))
+
+
+@wp.func(inline=True)
+def cache_body_guide_frames(tm: TendonModel, t: int, body_q: wp.array(dtype=wp.transform), geo: TendonGeometry):
+    """``cache_guide_frames`` for the guides on bodies only (``begin_step`` wrote the world guides')."""
+    for g in range(tm.start[t], tm.start[t + 1]):
+        b = tm.guide_body[g]
+        if b >= 0:
+            pose = body_q[b]
+            geo.point[g] = wp.transform_point(pose, tm.guide_offset[g])
+            if is_roller(tm, g):
+                geo.axis[g] = wp.normalize(wp.transform_vector(pose, tm.guide_axis[g]))
 
 
 @wp.func(inline=True)
@@ -621,12 +662,8 @@ def cached_span_points(
     if rl and rr:
         cl, nl, radl, ol = cached_roller(tm, geo, gl)
         cr, nr, radr, orr = cached_roller(tm, geo, gr)
-        tr = to_world(tm, gr, body_q, mr_local)
-        tl = xl
-        for _k in range(ROLLER_PAIR_WARM_ITERATIONS):
-            tl = roller_tangent(cl, nl, radl, -ol, tr)
-            tr = roller_tangent(cr, nr, radr, orr, tl)
-        return tl, tr
+        guess = to_world(tm, gr, body_q, mr_local)
+        return roller_pair_tangents(cl, nl, radl, ol, cr, nr, radr, orr, guess, ROLLER_PAIR_WARM_ITERATIONS)
     if rl:
         cl, nl, radl, ol = cached_roller(tm, geo, gl)
         return roller_tangent(cl, nl, radl, -ol, xr), xr
@@ -665,6 +702,54 @@ def cached_guide_wrap(tm: TendonModel, geo: TendonGeometry, g: int, x_in: wp.vec
         c, n, r, o = cached_roller(tm, geo, g)
         return wrap_from_angle(winding_angle(c, n, o, x_in, p_out))
     return bend_angle(x_in, geo.point[g], x_out)
+
+
+@wp.func(inline=True)
+def cache_span_response(
+    bodies: BodyModel,
+    geo: TendonGeometry,
+    s: int,
+    body_q: wp.array(dtype=wp.transform),
+    bl: int,
+    br: int,
+    xl: wp.vec3,
+    xr: wp.vec3,
+):
+    """Generalized inverse mass w [1/kg] of span s's stretch row (``span_inv_mass``) with end points
+    xl, xr [m] on bodies bl, br; caches w and each moving end's arm ``(x - c) x n`` [m] and response
+    ``I^-1 (x - c) x n`` [1/(kg m)] in geo (zero for an end that does not move).
+
+    ``w = sum_ends (1/m + (a x n) . I^-1 (a x n))``, n the unit span direction; a span with both ends
+    on one body has ``w = ((x_r - x_l) x n) . I^-1 ((x_r - x_l) x n)`` (zero up to round-off)."""
+    d = xr - xl
+    dl = wp.length(d)
+    n = wp.vec3()
+    if dl > 1.0e-9:
+        n = d / dl
+    w = float(0.0)
+    arm_l = wp.vec3()
+    arm_r = wp.vec3()
+    resp_l = wp.vec3()
+    resp_r = wp.vec3()
+    if bl == br:
+        if is_moving_body(bodies, br):
+            ang = wp.cross(xr - xl, n)
+            w = wp.dot(ang, world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * ang)
+    else:
+        if is_moving_body(bodies, bl):
+            arm_l = wp.cross(xl - wp.transform_point(body_q[bl], bodies.com[bl]), n)
+            resp_l = world_inv_inertia(body_q[bl], bodies.inv_inertia[bl]) * arm_l
+            w = w + (bodies.inv_mass[bl] + wp.dot(arm_l, resp_l))
+        if is_moving_body(bodies, br):
+            arm_r = wp.cross(xr - wp.transform_point(body_q[br], bodies.com[br]), n)
+            resp_r = world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * arm_r
+            w = w + (bodies.inv_mass[br] + wp.dot(arm_r, resp_r))
+    geo.w[s] = w
+    geo.arm_l[s] = arm_l
+    geo.arm_r[s] = arm_r
+    geo.resp_l[s] = resp_l
+    geo.resp_r[s] = resp_r
+    return w
 
 
 # ----------------------------------------------------------------------------------------------
@@ -715,47 +800,27 @@ def relax_tendon(
     g1 = tm.start[t + 1]
     dt2 = dt * dt
 
-    # 1. Geometry and predicted multipliers (geometry cached in geo for the later phases).
-    cache_guide_frames(tm, t, body_q, geo)
+    # 1. Geometry and predicted multipliers (geometry cached in geo for the later phases; spans
+    #    between world guides keep what begin_step cached).
+    cache_body_guide_frames(tm, t, body_q, geo)
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
         if active[g] == 0:
             continue
         gl = left_guide(g, active)
         bypass = gl != g - 1
-        xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
-        d = xr - xl
-        dl = wp.length(d)
-        n = wp.vec3()
-        if dl > 1.0e-9:
-            n = d / dl
-        # Generalized inverse mass (``span_inv_mass``), keeping each end's arm and response.
-        bl = tm.guide_body[gl]
-        br = tm.guide_body[g]
+        length = float(0.0)
         w = float(0.0)
-        arm_l = wp.vec3()
-        arm_r = wp.vec3()
-        resp_l = wp.vec3()
-        resp_r = wp.vec3()
-        if bl == br:
-            if is_moving_body(bodies, br):
-                ang = wp.cross(xr - xl, n)
-                w = wp.dot(ang, world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * ang)
+        if world_span(tm, gl, g):
+            length = geo.length[s]
+            w = geo.w[s]
         else:
-            if is_moving_body(bodies, bl):
-                arm_l = wp.cross(xl - wp.transform_point(body_q[bl], bodies.com[bl]), n)
-                resp_l = world_inv_inertia(body_q[bl], bodies.inv_inertia[bl]) * arm_l
-                w = w + (bodies.inv_mass[bl] + wp.dot(arm_l, resp_l))
-            if is_moving_body(bodies, br):
-                arm_r = wp.cross(xr - wp.transform_point(body_q[br], bodies.com[br]), n)
-                resp_r = world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * arm_r
-                w = w + (bodies.inv_mass[br] + wp.dot(arm_r, resp_r))
-        geo.length[s] = length
-        geo.w[s] = w
-        geo.arm_l[s] = arm_l
-        geo.arm_r[s] = arm_r
-        geo.resp_l[s] = resp_l
-        geo.resp_r[s] = resp_r
+            xl, xr, span_l = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
+            length = span_l
+            w = cache_span_response(bodies, geo, s, body_q, tm.guide_body[gl], tm.guide_body[g], xl, xr)
+            geo.length[s] = length
+            xl_buf[s] = xl
+            xr_buf[s] = xr
         cval = length - rest[s]
         comp = span_compliance(tm, s, bypass)
         alpha = comp / dt2
@@ -763,10 +828,10 @@ def relax_tendon(
         denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
         lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
         stiff[s] = 1.0 / denom
-        xl_buf[s] = xl
-        xr_buf[s] = xr
 
-    # 2. Capstan ratio exp(mu theta) per transmitting guide.
+    # 2. Capstan ratio exp(mu theta) per transmitting guide; ``frictional`` records whether any
+    #    guide separates two runs (``frictional_guide``), so the sweeps of 3b are needed.
+    frictional = int(0)
     for g in range(g0 + 1, g1 - 1):
         ratio[g] = 1.0
         mu = tm.guide_mu[g]
@@ -779,14 +844,20 @@ def relax_tendon(
                 x_in = xr_buf[s_in]
             theta = cached_guide_wrap(tm, geo, g, x_in, xl_buf[s_out], xr_buf[s_out])
             ratio[g] = wp.exp(wp.min(mu * wp.max(theta, 0.0), CAPSTAN_EXPONENT_MAX))
+            if ratio[g] > 1.0:
+                frictional = 1
 
     # 3a. Frictionless runs: spans joined by guides with exp(mu theta) = 1 share one tension,
     #     T = sum(lam_hat/k) / sum(1/k); each span's material changes by (lam_hat - T)/k (sum 0).
     #     An inextensible span between immovable ends (k huge) passes material through unchanged.
+    at_floor = int(0)
     for g in range(g0 + 1, g1):
         if active[g] == 0:
             continue
         s = seg_index(t, g)
+        run_skip[s] = 0
+        if rest[s] <= REST_LENGTH_FLOOR:
+            at_floor = 1
         gl = left_guide(g, active)
         first = s
         if gl > g0 and transmits_material(tm, gl) and ratio[gl] <= 1.0:
@@ -804,24 +875,25 @@ def relax_tendon(
     #     A span already at the rest-length floor that would give material has none to give: it
     #     leaves the run (keeps its material) and the others share the redistribution. Scaling the
     #     whole run by its zero room instead froze every span of the run (a frictionless pinhole
-    #     that stopped passing cable once a zero-length span joined it).
-    for g in range(g0 + 1, g1):
-        if active[g] == 0:
-            continue
-        s = seg_index(t, g)
-        run_skip[s] = 0
-        first = run_first[s]
-        if run_flex[first] > RIGID_FLEX and rest[s] <= REST_LENGTH_FLOOR:
-            if lam_hat[s] < run_num[first] / run_flex[first]:
-                run_skip[s] = 1
-    for g in range(g0 + 1, g1):
-        if active[g] == 0:
-            continue
-        s = seg_index(t, g)
-        if run_skip[s] != 0:
+    #     that stopped passing cable once a zero-length span joined it). Only a tendon with a span
+    #     at the floor can have such a span.
+    if at_floor != 0:
+        for g in range(g0 + 1, g1):
+            if active[g] == 0:
+                continue
+            s = seg_index(t, g)
             first = run_first[s]
-            run_flex[first] = run_flex[first] - 1.0 / stiff[s]
-            run_num[first] = run_num[first] - lam_hat[s] / stiff[s]
+            if run_flex[first] > RIGID_FLEX and rest[s] <= REST_LENGTH_FLOOR:
+                if lam_hat[s] < run_num[first] / run_flex[first]:
+                    run_skip[s] = 1
+        for g in range(g0 + 1, g1):
+            if active[g] == 0:
+                continue
+            s = seg_index(t, g)
+            if run_skip[s] != 0:
+                first = run_first[s]
+                run_flex[first] = run_flex[first] - 1.0 / stiff[s]
+                run_num[first] = run_num[first] - lam_hat[s] / stiff[s]
     #     If a span would drop below the rest-length floor, the whole redistribution of its run
     #     is scaled down (never clamped per span), so the run's material is conserved exactly.
     for g in range(g0 + 1, g1):
@@ -853,73 +925,75 @@ def relax_tendon(
     #     T_tight <= exp(mu theta) T_slack; a run takes material in proportion to its members' 1/k,
     #     so its members keep one tension. A rigid run (inextensible spans between immovable
     #     guides) passes material straight through: the runs on both sides of it exchange material
-    #     across the product of the ratios, and its tension follows the slipping side.
-    for _sweep in range(max_sweeps):
-        change = float(0.0)
-        scale = float(0.0)
-        for g in range(g0 + 1, g1 - 1):
-            if not frictional_guide(tm, g, active, ratio):
-                continue
-            a = seg_index(t, g)
-            fa = run_first[a]
-            if run_flex[fa] <= RIGID_FLEX and run_begin[fa] > g0 and transmits_material(tm, run_begin[fa]):
-                continue  # an intermediate rigid run: handled from the run on its left
-            # Walk right over rigid runs, multiplying the capstan ratios.
-            e_total = ratio[g]
-            fb = run_first[out_segment(t, g, active)]
-            while run_flex[fb] <= RIGID_FLEX and frictional_guide(tm, run_end[fb], active, ratio):
-                e_total = e_total * ratio[run_end[fb]]
-                fb = run_first[out_segment(t, run_end[fb], active)]
-            lam_a = lam_hat[a]
-            lam_b = lam_hat[fb]
-            delta = capstan_transfer(lam_a, lam_b, 1.0 / run_flex[fa], 1.0 / run_flex[fb], e_total)
-            scale = wp.max(scale, wp.max(lam_a, lam_b))
-            # Limit the transfer so that no member of the giving run drops below the floor.
-            for h in range(g0 + 1, g1):
-                if active[h] == 0:
+    #     across the product of the ratios, and its tension follows the slipping side. Without a
+    #     frictional guide the first sweep would change nothing and stop.
+    if frictional != 0:
+        for _sweep in range(max_sweeps):
+            change = float(0.0)
+            scale = float(0.0)
+            for g in range(g0 + 1, g1 - 1):
+                if not frictional_guide(tm, g, active, ratio):
                     continue
-                s = seg_index(t, h)
-                if run_skip[s] != 0:
-                    continue
-                room = wp.max(rest[s] - REST_LENGTH_FLOOR, 0.0)
-                if delta > 0.0 and run_first[s] == fb:
-                    delta = wp.min(delta, room * run_flex[fb] * stiff[s])
-                elif delta < 0.0 and run_first[s] == fa:
-                    delta = wp.max(delta, -room * run_flex[fa] * stiff[s])
-            if delta != 0.0:
+                a = seg_index(t, g)
+                fa = run_first[a]
+                if run_flex[fa] <= RIGID_FLEX and run_begin[fa] > g0 and transmits_material(tm, run_begin[fa]):
+                    continue  # an intermediate rigid run: handled from the run on its left
+                # Walk right over rigid runs, multiplying the capstan ratios.
+                e_total = ratio[g]
+                fb = run_first[out_segment(t, g, active)]
+                while run_flex[fb] <= RIGID_FLEX and frictional_guide(tm, run_end[fb], active, ratio):
+                    e_total = e_total * ratio[run_end[fb]]
+                    fb = run_first[out_segment(t, run_end[fb], active)]
+                lam_a = lam_hat[a]
+                lam_b = lam_hat[fb]
+                delta = capstan_transfer(lam_a, lam_b, 1.0 / run_flex[fa], 1.0 / run_flex[fb], e_total)
+                scale = wp.max(scale, wp.max(lam_a, lam_b))
+                # Limit the transfer so that no member of the giving run drops below the floor.
                 for h in range(g0 + 1, g1):
                     if active[h] == 0:
                         continue
                     s = seg_index(t, h)
                     if run_skip[s] != 0:
                         continue
-                    share = float(0.0)
-                    if run_first[s] == fa:
-                        share = delta / run_flex[fa]
-                    elif run_first[s] == fb:
-                        share = -delta / run_flex[fb]
-                    if share != 0.0:
-                        dl = share / stiff[s]
-                        rest[s] = rest[s] + dl
-                        lam_hat[s] = lam_hat[s] - stiff[s] * dl
-                        change = wp.max(change, wp.abs(stiff[s] * dl))
-            # Rigid runs in between carry the least tension admissible for both neighbours,
-            # max(T_a/E_l, T_b/E_r) (statically indeterminate while both guides stick; exact once
-            # one side slips, when the interval [max(T/E), min(T E)] shrinks to a point).
-            ta = wp.max(lam_hat[a], 0.0)
-            tb = wp.max(lam_hat[fb], 0.0)
-            e_part = ratio[g]
-            fm = run_first[out_segment(t, g, active)]
-            while fm != fb:
-                e_right = e_total / e_part
-                tension = wp.max(ta / e_part, tb / e_right)
-                for h in range(g0 + 1, g1):
-                    if active[h] != 0 and run_first[seg_index(t, h)] == fm:
-                        lam_hat[seg_index(t, h)] = tension
-                e_part = e_part * ratio[run_end[fm]]
-                fm = run_first[out_segment(t, run_end[fm], active)]
-        if change <= settle_tol * scale:
-            break
+                    room = wp.max(rest[s] - REST_LENGTH_FLOOR, 0.0)
+                    if delta > 0.0 and run_first[s] == fb:
+                        delta = wp.min(delta, room * run_flex[fb] * stiff[s])
+                    elif delta < 0.0 and run_first[s] == fa:
+                        delta = wp.max(delta, -room * run_flex[fa] * stiff[s])
+                if delta != 0.0:
+                    for h in range(g0 + 1, g1):
+                        if active[h] == 0:
+                            continue
+                        s = seg_index(t, h)
+                        if run_skip[s] != 0:
+                            continue
+                        share = float(0.0)
+                        if run_first[s] == fa:
+                            share = delta / run_flex[fa]
+                        elif run_first[s] == fb:
+                            share = -delta / run_flex[fb]
+                        if share != 0.0:
+                            dl = share / stiff[s]
+                            rest[s] = rest[s] + dl
+                            lam_hat[s] = lam_hat[s] - stiff[s] * dl
+                            change = wp.max(change, wp.abs(stiff[s] * dl))
+                # Rigid runs in between carry the least tension admissible for both neighbours,
+                # max(T_a/E_l, T_b/E_r) (statically indeterminate while both guides stick; exact once
+                # one side slips, when the interval [max(T/E), min(T E)] shrinks to a point).
+                ta = wp.max(lam_hat[a], 0.0)
+                tb = wp.max(lam_hat[fb], 0.0)
+                e_part = ratio[g]
+                fm = run_first[out_segment(t, g, active)]
+                while fm != fb:
+                    e_right = e_total / e_part
+                    tension = wp.max(ta / e_part, tb / e_right)
+                    for h in range(g0 + 1, g1):
+                        if active[h] != 0 and run_first[seg_index(t, h)] == fm:
+                            lam_hat[seg_index(t, h)] = tension
+                    e_part = e_part * ratio[run_end[fm]]
+                    fm = run_first[out_segment(t, run_end[fm], active)]
+            if change <= settle_tol * scale:
+                break
 
 
 @wp.kernel(module=XPBD_MODULE)
@@ -1182,6 +1256,7 @@ def tendon_diagnostics(
     body_q: wp.array(dtype=wp.transform),
     hist: TendonHistory,
     work: TendonWork,
+    geo: TendonGeometry,
     # Out:
     diag: TendonDiagnostics,
 ):
@@ -1192,6 +1267,7 @@ def tendon_diagnostics(
     exerted tension times dt^2); such spans report no separate damping tension.
     Damping tension: ``d (l - l_0)/dt`` (compliant spans only). ``total_cable`` is the material
     ``sum L + sum r theta(m_in -> m_out)``; ``total_length`` the geometric ``sum |x_r - x_l| + sum r theta``.
+    Spans between world guides read the geometry ``begin_step`` cached (``TendonGeometry``).
     """
     t = wp.tid()
     rest = hist.rest
@@ -1219,6 +1295,8 @@ def tendon_diagnostics(
         guide_wrap_angle[g] = 0.0
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
+        cached_l = attach_l[s]
+        cached_r = attach_r[s]
         material_tension[s] = 0.0
         damping_tension[s] = 0.0
         seg_active[s] = active[g]
@@ -1231,7 +1309,16 @@ def tendon_diagnostics(
             continue
         gl = left_guide(g, active)
         bypass = gl != g - 1
-        xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
+        xl = cached_l
+        xr = cached_r
+        length = float(0.0)
+        if world_span(tm, gl, g):
+            length = geo.length[s]
+        else:
+            xl_now, xr_now, length_now = span_length(tm, gl, g, body_q, ml[s], mr[s])
+            xl = xl_now
+            xr = xr_now
+            length = length_now
         comp = span_compliance(tm, s, bypass)
         seg_compliance[s] = comp
         if comp > STIFF_REPORT_COMPLIANCE:

@@ -29,9 +29,10 @@ from warp_kernels.types import GUIDE_ANCHOR, GUIDE_FLAG_DYNAMIC, GUIDE_FLAG_WINC
 wp.set_module_options({"enable_backward": False})
 
 ROLLER_PAIR_ITERATIONS = wp.constant(17)
-"""Fixed-point passes for a span between two rollers without a prior (each pass re-aims both tangents)."""
+"""Most fixed-point passes for a span between two rollers without a prior (each pass re-aims both
+tangents; ``roller_pair_tangents`` stops early at the float32 fixed point)."""
 ROLLER_PAIR_WARM_ITERATIONS = wp.constant(4)
-"""Passes when starting from the tangent point accepted at the step start (motion per step is small)."""
+"""Most passes when starting from the tangent point accepted at the step start (motion per step is small)."""
 
 
 @wp.struct
@@ -174,15 +175,47 @@ def roller_frame(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform)):
 
 
 @wp.func
+def roller_pair_tangents(
+    cl: wp.vec3,
+    nl: wp.vec3,
+    radl: float,
+    ol: float,
+    cr: wp.vec3,
+    nr: wp.vec3,
+    radr: float,
+    orr: float,
+    guess_r: wp.vec3,
+    passes: int,
+):
+    """Tangent points (t_l, t_r) [m] of the free span between the left roller (cl, nl, radl, ol) and
+    the right roller (cr, nr, radr, orr), each a ``roller_tangent`` aimed at the other.
+
+    Fixed-point iteration ``t_l = T_l(t_r)``, ``t_r = T_r(t_l)`` from ``guess_r``, at most ``passes``
+    passes. A pass that returns ``t_r`` unchanged has reached the fixed point in float32: every
+    further pass would repeat it exactly, so the loop stops there with the same result. Warm-started
+    from the last step's tangent point, a span between immovable rollers stops after one pass.
+    """
+    tr = guess_r
+    tl = guess_r
+    for _k in range(passes):
+        tr_prev = tr
+        tl = roller_tangent(cl, nl, radl, -ol, tr)
+        tr = roller_tangent(cr, nr, radr, orr, tl)
+        if tr[0] == tr_prev[0] and tr[1] == tr_prev[1] and tr[2] == tr_prev[2]:
+            break
+    return tl, tr
+
+
+@wp.func
 def span_points_from(
     tm: TendonModel, gl: int, gr: int, body_q: wp.array(dtype=wp.transform), guess_r: wp.vec3, passes: int
 ):
     """World attachment points (x_l, x_r) [m] of the free span from guide gl to guide gr.
 
     Point guides use their guide point. A roller end uses its tangent point towards the other end.
-    Between two rollers the two tangents depend on each other: ``passes`` alternating passes, each
-    re-aiming one tangent at the other, start from ``guess_r`` on the right roller (each pass
-    contracts the error by roughly r/D).
+    Between two rollers the two tangents depend on each other: up to ``passes`` alternating passes
+    (``roller_pair_tangents``), each re-aiming one tangent at the other, start from ``guess_r`` on
+    the right roller (each pass contracts the error by roughly r/D).
     """
     xl = guide_point(tm, gl, body_q)
     xr = guide_point(tm, gr, body_q)
@@ -191,12 +224,7 @@ def span_points_from(
     if rl and rr:
         cl, nl, radl, ol = roller_frame(tm, gl, body_q)
         cr, nr, radr, orr = roller_frame(tm, gr, body_q)
-        tr = guess_r
-        tl = xl
-        for _k in range(passes):
-            tl = roller_tangent(cl, nl, radl, -ol, tr)
-            tr = roller_tangent(cr, nr, radr, orr, tl)
-        return tl, tr
+        return roller_pair_tangents(cl, nl, radl, ol, cr, nr, radr, orr, guess_r, passes)
     if rl:
         cl, nl, radl, ol = roller_frame(tm, gl, body_q)
         return roller_tangent(cl, nl, radl, -ol, xr), xr

@@ -227,6 +227,9 @@ class SolverBase:
         diag.total_cable = self.tendon_total_cable
         diag.total_length = self.tendon_length
         self._tendon_diag = diag
+        self._tendon_geo = cable_kernels.make_tendon_geometry(ng, ns, dev)
+        """Route geometry scratch (``cable.TendonGeometry``): written by ``begin_step`` and each tendon
+        pass, read by the passes and ``tendon_diagnostics``."""
 
     # ------------------------------------------------------------------------------------------
     # Rigid bodies: what both solvers share (arguments, scratch, prediction, restitution)
@@ -579,7 +582,7 @@ class SolverBase:
                 state_in.tendon_history,
                 winch,
             ],
-            outputs=[state_out.tendon_history, self._tendon_work],
+            outputs=[state_out.tendon_history, self._tendon_work, self._tendon_geo],
             device=self.device,
         )
 
@@ -596,6 +599,7 @@ class SolverBase:
                 state.body_q,
                 state.tendon_history,
                 self._tendon_work,
+                self._tendon_geo,
             ],
             outputs=[self._tendon_diag],
             device=self.device,

@@ -70,7 +70,6 @@ class SolverXPBD(SolverBase):
         self._joint_lambda = wp.zeros(m.joint_count, dtype=float, device=dev)
         self._contact_lambda_n = wp.zeros(m.contact_capacity, dtype=float, device=dev)
         self._contact_lambda_t = wp.zeros(m.contact_capacity, dtype=float, device=dev)
-        self._tendon_geo = cable_kernels.make_tendon_geometry(m.tendon_guide_count, m.tendon_segment_count, dev)
         self._default_control = Control(m)
 
     # ------------------------------------------------------------------------------------------
