@@ -29,6 +29,10 @@ class State:
             wp.clone(model.tendon_segment_initial_rest_length) if ns else wp.zeros(0, dtype=float, device=dev)
         )
         """Material rest length of each free span [m] (tendon history), shape [tendon_segment_count], float32."""
+        self.tendon_segment_rest_residual = wp.zeros(ns, dtype=float, device=dev)
+        """Material of each span below the float32 resolution of its rest length [m]: the span holds
+        ``rest_length + residual``. Material transfers are compensated through it, so cable moving
+        every step over a frictionless guide is conserved over long runs; shape [tendon_segment_count]."""
         self.tendon_guide_active = (
             wp.clone(model.tendon_guide_initial_active) if ng else wp.zeros(0, dtype=wp.int32, device=dev)
         )
@@ -84,6 +88,7 @@ class State:
         self.tendon_history = TendonHistory()
         """The tendon history arrays above bundled for kernels (shares their buffers; not copied by ``assign``)."""
         self.tendon_history.rest = self.tendon_segment_rest_length
+        self.tendon_history.residual = self.tendon_segment_rest_residual
         self.tendon_history.active = self.tendon_guide_active
         self.tendon_history.ml = self.tendon_segment_attachment_local_l
         self.tendon_history.mr = self.tendon_segment_attachment_local_r

@@ -284,6 +284,7 @@ _DOMAIN = {
     "body_qd": "body",
     "body_f": "body",
     "tendon_segment_rest_length": "tendon_segment",
+    "tendon_segment_rest_residual": "tendon_segment",
     "tendon_segment_attachment_local_l": "tendon_segment",
     "tendon_segment_attachment_local_r": "tendon_segment",
     "tendon_segment_multiplier": "tendon_segment",

@@ -105,6 +105,7 @@ class TendonHistory:
     points of each span's ends, and whether the history was seeded (see ``State``)."""
 
     rest: wp.array(dtype=float)
+    residual: wp.array(dtype=float)
     active: wp.array(dtype=wp.int32)
     ml: wp.array(dtype=wp.vec3)
     mr: wp.array(dtype=wp.vec3)
@@ -385,6 +386,26 @@ def measure_baseline(
 
 
 @wp.func
+def add_material(hist: TendonHistory, s: int, dl: float):
+    """Move ``dl`` [m] of cable into span ``s`` with compensated (two-sum) arithmetic.
+
+    A span's material is ``rest + residual``: ``rest`` is what every kernel reads, ``residual`` the
+    part of the material below float32 resolution of ``rest``. A plain ``rest + dl`` drops the low
+    bits of ``dl``, and which bits depends on the span's magnitude, so material moving every pass
+    between a long and a short span was created or lost systematically (10 simulated minutes over a
+    frictionless roller drifted by 1.1e-4 of the cable). Here the rounding error of each update is
+    kept and added back with the next one, so ``rest + residual`` changes by ``dl`` up to float32
+    rounding of the residual itself (~1e-14 m per update)."""
+    y = dl + hist.residual[s]
+    old = hist.rest[s]
+    new = old + y
+    # Knuth's two-sum: the exact error of old + y, valid whatever the magnitudes.
+    back = new - old
+    hist.residual[s] = (old - (new - back)) + (y - back)
+    hist.rest[s] = new
+
+
+@wp.func
 def seed_tendon(
     tm: TendonModel,
     t: int,
@@ -407,6 +428,7 @@ def seed_tendon(
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
         rest[s] = baseline_rest[s]
+        hist.residual[s] = 0.0
         ml[s] = wp.vec3()
         mr[s] = wp.vec3()
         if active[g] != 0:
@@ -504,18 +526,21 @@ def begin_step(
         for g in range(g0 + 1, g1):
             s = seg_index(t, g)
             rest[s] = hist_in.rest[s]
+            hist.residual[s] = hist_in.residual[s]
             ml[s] = hist_in.ml[s]
             mr[s] = hist_in.mr[s]
             if active[g] == 0:
                 continue
             gl = left_guide(g, active)
-            xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
-            folded = rest[s] - (length - wp.length(xr - xl))
-            if folded < REST_LENGTH_FLOOR:
+            # The arc terms of span_length alone (exactly 0 at point guides: no rounding noise is
+            # folded into the compensated material).
+            xl, xr = span_points_from(tm, gl, g, body_q, to_world(tm, g, body_q, mr[s]), ROLLER_PAIR_WARM_ITERATIONS)
+            arcs = arc_leaving(tm, gl, body_q, ml[s], xl) + arc_arriving(tm, g, body_q, xr, mr[s])
+            if rest[s] - arcs < REST_LENGTH_FLOOR:
                 # The span has (almost) no free cable left to wind on: keep its material points
                 # (the arc terms stay in its length) rather than invent cable to meet the floor.
                 continue
-            rest[s] = folded
+            add_material(hist, s, -arcs)
             ml[s] = to_local(tm, gl, body_q, xl)
             mr[s] = to_local(tm, g, body_q, xr)
 
@@ -535,8 +560,10 @@ def begin_step(
                     merged = rest[s_in] + r * theta + rest[s_out]
                     if merged >= REST_LENGTH_FLOOR:
                         rest[s_out] = merged
+                        hist.residual[s_out] = hist.residual[s_out] + hist.residual[s_in]
                         ml[s_out] = ml[s_in]
                         rest[s_in] = 0.0
+                        hist.residual[s_in] = 0.0
                         ml[s_in] = wp.vec3()
                         mr[s_in] = wp.vec3()
                         active[g] = 0
@@ -558,6 +585,7 @@ def begin_step(
                 if avail * share >= REST_LENGTH_FLOOR and avail - avail * share >= REST_LENGTH_FLOOR:
                     rest[s_in] = avail * share
                     rest[s_out] = avail - avail * share
+                    hist.residual[s_in] = 0.0  # the bypass span's residual stays with it (s_out)
                     ml[s_in] = ml[s_out]
                     mr[s_in] = to_local(tm, g, body_q, t_in)
                     ml[s_out] = to_local(tm, g, body_q, t_out)
@@ -917,8 +945,12 @@ def relax_tendon(
             # material and reports no tension unless a frictional neighbour sets one (3b).
             lam_hat[s] = 0.0
             continue
+        if first == s and run_end[s] == g:
+            # A run of one span has nothing to share: (lam_hat/k)/(1/k) - lam_hat is rounding noise
+            # of one sign, which the compensated material would accumulate into a drift.
+            continue
         dl = run_scale[first] * (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
-        rest[s] = rest[s] + dl
+        add_material(hist, s, dl)
         lam_hat[s] = lam_hat[s] - stiff[s] * dl
 
     # 3b. Frictional guides: sweeps move material between the runs on either side until
@@ -974,7 +1006,7 @@ def relax_tendon(
                             share = -delta / run_flex[fb]
                         if share != 0.0:
                             dl = share / stiff[s]
-                            rest[s] = rest[s] + dl
+                            add_material(hist, s, dl)
                             lam_hat[s] = lam_hat[s] - stiff[s] * dl
                             change = wp.max(change, wp.abs(stiff[s] * dl))
                 # Rigid runs in between carry the least tension admissible for both neighbours,
@@ -1330,7 +1362,7 @@ def tendon_diagnostics(
         guide_r[s] = g
         attach_l[s] = xl
         attach_r[s] = xr
-        cable = cable + rest[s]
+        cable = cable + (rest[s] + hist.residual[s])
         geometric = geometric + wp.length(xr - xl)
     for g in range(g0 + 1, g1 - 1):
         if active[g] != 0 and is_roller(tm, g):
