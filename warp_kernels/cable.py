@@ -1030,6 +1030,290 @@ class TendonLinearization:
     br: wp.array(dtype=wp.int32)
 
 
+@wp.func(inline=True)
+def refresh_moving_guide_frames(
+    tm: TendonModel, bodies: BodyModel, t: int, body_q: wp.array(dtype=wp.transform), geo: TendonGeometry
+):
+    """``cache_guide_frames`` for the guides of tendon t on moving bodies only (the others' frames,
+    cached earlier in the step, are still valid)."""
+    for g in range(tm.start[t], tm.start[t + 1]):
+        b = tm.guide_body[g]
+        if is_moving_body(bodies, b):
+            pose = body_q[b]
+            geo.point[g] = wp.transform_point(pose, tm.guide_offset[g])
+            if is_roller(tm, g):
+                geo.axis[g] = wp.normalize(wp.transform_vector(pose, tm.guide_axis[g]))
+
+
+@wp.func(inline=True)
+def relax_tendon_vbd(
+    tm: TendonModel,
+    bodies: BodyModel,
+    t: int,
+    reuse: int,
+    max_sweeps: int,
+    settle_tol: float,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    hist: TendonHistory,
+    work: TendonWork,
+    geo: TendonGeometry,
+):
+    """``relax_tendon`` for SolverVBD, which calls it once per iteration of a step: with ``reuse``
+    != 0 (every iteration after the first) a span whose two end bodies do not move keeps the geometry
+    the step's first iteration cached (tangent points, effective length, inverse mass 0), and only
+    the guide frames of moving bodies are refreshed.
+
+    That geometry is a function of the end bodies' poses and of the material points, and neither
+    changes between the iterations of a step: the body sweep moves only dynamic bodies, and
+    ``begin_step`` alone sets the material points and the route. The results are therefore the
+    same bits as recomputing; a span between two fixed rollers saves its tangent-point iteration
+    (``ROLLER_PAIR_WARM_ITERATIONS`` passes) in 7 of 8 iterations. Steps 2 and 3 are
+    ``relax_tendon``'s, unchanged.
+    """
+    rest = hist.rest
+    active = hist.active
+    ml = hist.ml
+    mr = hist.mr
+    l0 = work.l0
+    lam = work.lam
+    lam_hat = work.lam_hat
+    stiff = work.stiff
+    xl_buf = work.xl
+    xr_buf = work.xr
+    ratio = work.ratio
+    run_first = work.run_first
+    run_flex = work.run_flex
+    run_num = work.run_num
+    run_begin = work.run_begin
+    run_end = work.run_end
+    run_scale = work.run_scale
+    run_skip = work.run_skip
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    dt2 = dt * dt
+
+    # 1. Geometry and predicted multipliers (geometry cached in geo for the later phases).
+    if reuse == 0:
+        cache_guide_frames(tm, t, body_q, geo)
+    else:
+        refresh_moving_guide_frames(tm, bodies, t, body_q, geo)
+    for g in range(g0 + 1, g1):
+        s = seg_index(t, g)
+        if active[g] == 0:
+            continue
+        gl = left_guide(g, active)
+        bypass = gl != g - 1
+        bl = tm.guide_body[gl]
+        br = tm.guide_body[g]
+        if reuse != 0 and not is_moving_body(bodies, bl) and not is_moving_body(bodies, br):
+            # Both ends fixed for the whole step: last iteration's geometry (inverse mass 0).
+            length = geo.length[s]
+            cval = length - rest[s]
+            comp = span_compliance(tm, s, bypass)
+            alpha = comp / dt2
+            gamma = comp * span_damping(tm, s, bypass) / dt
+            denom = wp.max((1.0 + gamma) * geo.w[s] + alpha, DENOM_FLOOR)
+            lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
+            stiff[s] = 1.0 / denom
+            continue
+        xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
+        d = xr - xl
+        dl = wp.length(d)
+        n = wp.vec3()
+        if dl > 1.0e-9:
+            n = d / dl
+        # Generalized inverse mass (``span_inv_mass``), keeping each end's arm and response.
+        w = float(0.0)
+        arm_l = wp.vec3()
+        arm_r = wp.vec3()
+        resp_l = wp.vec3()
+        resp_r = wp.vec3()
+        if bl == br:
+            if is_moving_body(bodies, br):
+                ang = wp.cross(xr - xl, n)
+                w = wp.dot(ang, world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * ang)
+        else:
+            if is_moving_body(bodies, bl):
+                arm_l = wp.cross(xl - wp.transform_point(body_q[bl], bodies.com[bl]), n)
+                resp_l = world_inv_inertia(body_q[bl], bodies.inv_inertia[bl]) * arm_l
+                w = w + (bodies.inv_mass[bl] + wp.dot(arm_l, resp_l))
+            if is_moving_body(bodies, br):
+                arm_r = wp.cross(xr - wp.transform_point(body_q[br], bodies.com[br]), n)
+                resp_r = world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * arm_r
+                w = w + (bodies.inv_mass[br] + wp.dot(arm_r, resp_r))
+        geo.length[s] = length
+        geo.w[s] = w
+        geo.arm_l[s] = arm_l
+        geo.arm_r[s] = arm_r
+        geo.resp_l[s] = resp_l
+        geo.resp_r[s] = resp_r
+        cval = length - rest[s]
+        comp = span_compliance(tm, s, bypass)
+        alpha = comp / dt2
+        gamma = comp * span_damping(tm, s, bypass) / dt
+        denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
+        lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
+        stiff[s] = 1.0 / denom
+        xl_buf[s] = xl
+        xr_buf[s] = xr
+
+    # 2. Capstan ratio exp(mu theta) per transmitting guide.
+    for g in range(g0 + 1, g1 - 1):
+        ratio[g] = 1.0
+        mu = tm.guide_mu[g]
+        # A frictionless guide keeps ratio 1 (exp(0 theta)) without measuring its wrap.
+        if mu != 0.0 and active[g] != 0 and transmits_material(tm, g):
+            s_in = seg_index(t, g)
+            s_out = out_segment(t, g, active)
+            x_in = xl_buf[s_in]
+            if is_roller(tm, g):
+                x_in = xr_buf[s_in]
+            theta = cached_guide_wrap(tm, geo, g, x_in, xl_buf[s_out], xr_buf[s_out])
+            ratio[g] = wp.exp(wp.min(mu * wp.max(theta, 0.0), CAPSTAN_EXPONENT_MAX))
+
+    # 3a. Frictionless runs: spans joined by guides with exp(mu theta) = 1 share one tension,
+    #     T = sum(lam_hat/k) / sum(1/k); each span's material changes by (lam_hat - T)/k (sum 0).
+    #     An inextensible span between immovable ends (k huge) passes material through unchanged.
+    for g in range(g0 + 1, g1):
+        if active[g] == 0:
+            continue
+        s = seg_index(t, g)
+        gl = left_guide(g, active)
+        first = s
+        if gl > g0 and transmits_material(tm, gl) and ratio[gl] <= 1.0:
+            first = run_first[seg_index(t, gl)]
+        else:
+            run_flex[s] = 0.0
+            run_num[s] = 0.0
+        run_first[s] = first
+        if first == s:
+            run_begin[s] = gl
+            run_scale[s] = 1.0
+        run_end[first] = g
+        run_flex[first] = run_flex[first] + 1.0 / stiff[s]
+        run_num[first] = run_num[first] + lam_hat[s] / stiff[s]
+    #     A span already at the rest-length floor that would give material has none to give: it
+    #     leaves the run (keeps its material) and the others share the redistribution. Scaling the
+    #     whole run by its zero room instead froze every span of the run (a frictionless pinhole
+    #     that stopped passing cable once a zero-length span joined it).
+    for g in range(g0 + 1, g1):
+        if active[g] == 0:
+            continue
+        s = seg_index(t, g)
+        run_skip[s] = 0
+        first = run_first[s]
+        if run_flex[first] > RIGID_FLEX and rest[s] <= REST_LENGTH_FLOOR:
+            if lam_hat[s] < run_num[first] / run_flex[first]:
+                run_skip[s] = 1
+    for g in range(g0 + 1, g1):
+        if active[g] == 0:
+            continue
+        s = seg_index(t, g)
+        if run_skip[s] != 0:
+            first = run_first[s]
+            run_flex[first] = run_flex[first] - 1.0 / stiff[s]
+            run_num[first] = run_num[first] - lam_hat[s] / stiff[s]
+    #     If a span would drop below the rest-length floor, the whole redistribution of its run
+    #     is scaled down (never clamped per span), so the run's material is conserved exactly.
+    for g in range(g0 + 1, g1):
+        if active[g] == 0:
+            continue
+        s = seg_index(t, g)
+        first = run_first[s]
+        if run_skip[s] == 0 and run_flex[first] > RIGID_FLEX:
+            dl = (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
+            if dl < 0.0 and rest[s] + dl < REST_LENGTH_FLOOR:
+                run_scale[first] = wp.min(run_scale[first], wp.max((REST_LENGTH_FLOOR - rest[s]) / dl, 0.0))
+    for g in range(g0 + 1, g1):
+        if active[g] == 0:
+            continue
+        s = seg_index(t, g)
+        first = run_first[s]
+        if run_skip[s] != 0:
+            continue
+        if run_flex[first] <= RIGID_FLEX:
+            # No end of the run can move: its tension is statically indeterminate. It keeps its
+            # material and reports no tension unless a frictional neighbour sets one (3b).
+            lam_hat[s] = 0.0
+            continue
+        dl = run_scale[first] * (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
+        rest[s] = rest[s] + dl
+        lam_hat[s] = lam_hat[s] - stiff[s] * dl
+
+    # 3b. Frictional guides: sweeps move material between the runs on either side until
+    #     T_tight <= exp(mu theta) T_slack; a run takes material in proportion to its members' 1/k,
+    #     so its members keep one tension. A rigid run (inextensible spans between immovable
+    #     guides) passes material straight through: the runs on both sides of it exchange material
+    #     across the product of the ratios, and its tension follows the slipping side.
+    for _sweep in range(max_sweeps):
+        change = float(0.0)
+        scale = float(0.0)
+        for g in range(g0 + 1, g1 - 1):
+            if not frictional_guide(tm, g, active, ratio):
+                continue
+            a = seg_index(t, g)
+            fa = run_first[a]
+            if run_flex[fa] <= RIGID_FLEX and run_begin[fa] > g0 and transmits_material(tm, run_begin[fa]):
+                continue  # an intermediate rigid run: handled from the run on its left
+            # Walk right over rigid runs, multiplying the capstan ratios.
+            e_total = ratio[g]
+            fb = run_first[out_segment(t, g, active)]
+            while run_flex[fb] <= RIGID_FLEX and frictional_guide(tm, run_end[fb], active, ratio):
+                e_total = e_total * ratio[run_end[fb]]
+                fb = run_first[out_segment(t, run_end[fb], active)]
+            lam_a = lam_hat[a]
+            lam_b = lam_hat[fb]
+            delta = capstan_transfer(lam_a, lam_b, 1.0 / run_flex[fa], 1.0 / run_flex[fb], e_total)
+            scale = wp.max(scale, wp.max(lam_a, lam_b))
+            # Limit the transfer so that no member of the giving run drops below the floor.
+            for h in range(g0 + 1, g1):
+                if active[h] == 0:
+                    continue
+                s = seg_index(t, h)
+                if run_skip[s] != 0:
+                    continue
+                room = wp.max(rest[s] - REST_LENGTH_FLOOR, 0.0)
+                if delta > 0.0 and run_first[s] == fb:
+                    delta = wp.min(delta, room * run_flex[fb] * stiff[s])
+                elif delta < 0.0 and run_first[s] == fa:
+                    delta = wp.max(delta, -room * run_flex[fa] * stiff[s])
+            if delta != 0.0:
+                for h in range(g0 + 1, g1):
+                    if active[h] == 0:
+                        continue
+                    s = seg_index(t, h)
+                    if run_skip[s] != 0:
+                        continue
+                    share = float(0.0)
+                    if run_first[s] == fa:
+                        share = delta / run_flex[fa]
+                    elif run_first[s] == fb:
+                        share = -delta / run_flex[fb]
+                    if share != 0.0:
+                        dl = share / stiff[s]
+                        rest[s] = rest[s] + dl
+                        lam_hat[s] = lam_hat[s] - stiff[s] * dl
+                        change = wp.max(change, wp.abs(stiff[s] * dl))
+            # Rigid runs in between carry the least tension admissible for both neighbours,
+            # max(T_a/E_l, T_b/E_r) (statically indeterminate while both guides stick; exact once
+            # one side slips, when the interval [max(T/E), min(T E)] shrinks to a point).
+            ta = wp.max(lam_hat[a], 0.0)
+            tb = wp.max(lam_hat[fb], 0.0)
+            e_part = ratio[g]
+            fm = run_first[out_segment(t, g, active)]
+            while fm != fb:
+                e_right = e_total / e_part
+                tension = wp.max(ta / e_part, tb / e_right)
+                for h in range(g0 + 1, g1):
+                    if active[h] != 0 and run_first[seg_index(t, h)] == fm:
+                        lam_hat[seg_index(t, h)] = tension
+                e_part = e_part * ratio[run_end[fm]]
+                fm = run_first[out_segment(t, run_end[fm], active)]
+        if change <= settle_tol * scale:
+            break
+
+
 @wp.func
 def linearized_stretch(bodies: BodyModel, lin: TendonLinearization, s: int, body_q: wp.array(dtype=wp.transform)):
     """Change of span s's length [m] since its linearization, to first order in the end bodies' motion."""
@@ -1110,7 +1394,7 @@ def linearize_tendons(
     positive semidefinite). A span with both ends on one body exerts nothing on it (``k = 0``).
     """
     t = wp.tid()
-    relax_tendon(tm, bodies, t, max_sweeps, settle_tol, dt, body_q, hist, work, geo)
+    relax_tendon_vbd(tm, bodies, t, 1 - first, max_sweeps, settle_tol, dt, body_q, hist, work, geo)
     active = hist.active
     rest = hist.rest
     l0 = work.l0
