@@ -1315,16 +1315,31 @@ def relax_tendon_vbd(
 
 
 @wp.func
-def linearized_stretch(bodies: BodyModel, lin: TendonLinearization, s: int, body_q: wp.array(dtype=wp.transform)):
-    """Change of span s's length [m] since its linearization, to first order in the end bodies' motion."""
+def linearized_stretch_from(
+    bodies: BodyModel,
+    lin: TendonLinearization,
+    s: int,
+    body_q: wp.array(dtype=wp.transform),
+    body_q_lin: wp.array(dtype=wp.transform),
+):
+    """Change of span s's length [m] between the linearization poses ``body_q_lin`` and ``body_q``, to
+    first order in the end bodies' motion: ``J_l . d_l + J_r . d_r`` with ``d`` each end body's pose
+    change (COM translation [m], rotation vector [rad]) and ``J`` the length gradients [1, m]."""
     stretch = float(0.0)
     bl = lin.bl[s]
     br = lin.br[s]
     if bl >= 0:
-        stretch = stretch + wp.dot(lin.jl[s], pose_change(body_q[bl], lin.body_q_lin[bl], bodies.com[bl]))
+        stretch = stretch + wp.dot(lin.jl[s], pose_change(body_q[bl], body_q_lin[bl], bodies.com[bl]))
     if br >= 0:
-        stretch = stretch + wp.dot(lin.jr[s], pose_change(body_q[br], lin.body_q_lin[br], bodies.com[br]))
+        stretch = stretch + wp.dot(lin.jr[s], pose_change(body_q[br], body_q_lin[br], bodies.com[br]))
     return stretch
+
+
+@wp.func
+def linearized_stretch(bodies: BodyModel, lin: TendonLinearization, s: int, body_q: wp.array(dtype=wp.transform)):
+    """Change of span s's length [m] since its linearization (``linearized_stretch_from`` at the row's
+    own linearization poses)."""
+    return linearized_stretch_from(bodies, lin, s, body_q, lin.body_q_lin)
 
 
 @wp.func
@@ -1343,6 +1358,31 @@ def linearized_tension(bodies: BodyModel, lin: TendonLinearization, s: int, body
     return wp.max(al_tension(lin, s, dl) + lin.damp[s] * (lin.dl0[s] + dl), 0.0)
 
 
+@wp.func
+def update_tendon_span_duals(
+    tm: TendonModel,
+    bodies: BodyModel,
+    t: int,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    body_q_lin: wp.array(dtype=wp.transform),
+    lin: TendonLinearization,
+    lam_hat: wp.array(dtype=float),
+    lam_felt: wp.array(dtype=float),
+):
+    """The dual step of tendon t's spans after a body sweep (``update_span_duals``), with the rows
+    linearized at the poses ``body_q_lin``."""
+    for g in range(tm.start[t] + 1, tm.start[t + 1]):
+        s = seg_index(t, g)
+        # A span no moving body feels (immovable or same-body ends) reports the tension the
+        # material relaxation gave it, as XPBD does.
+        lam_felt[s] = wp.max(lam_hat[s], 0.0)
+        if lin.k[s] > 0.0:
+            dl = linearized_stretch_from(bodies, lin, s, body_q, body_q_lin)
+            lam_felt[s] = wp.max(al_tension(lin, s, dl) + lin.damp[s] * (lin.dl0[s] + dl), 0.0) * dt * dt
+            lin.lam[s] = wp.max(al_tension(lin, s, dl), 0.0)
+
+
 @wp.kernel(module=VBD_MODULE)
 def update_span_duals(
     tm: TendonModel,
@@ -1356,17 +1396,11 @@ def update_span_duals(
 ):
     """After a VBD sweep: the dual step ``lambda <- max(T_al, 0)`` of every active span, and
     ``lam_felt = T dt^2`` with T the tension its row exerted (the multiplier ``relax_tendon``
-    predicts from and the inextensible spans' reported tension). Inactive spans report 0."""
+    predicts from and the inextensible spans' reported tension). Inactive spans report 0.
+    SolverVBD launches it after the last sweep only: ``linearize_tendons`` takes the earlier
+    iterations' dual steps."""
     t = wp.tid()
-    for g in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, g)
-        # A span no moving body feels (immovable or same-body ends) reports the tension the
-        # material relaxation gave it, as XPBD does.
-        lam_felt[s] = wp.max(lam_hat[s], 0.0)
-        if lin.k[s] > 0.0:
-            dl = linearized_stretch(bodies, lin, s, body_q)
-            lam_felt[s] = wp.max(al_tension(lin, s, dl) + lin.damp[s] * (lin.dl0[s] + dl), 0.0) * dt * dt
-            lin.lam[s] = wp.max(al_tension(lin, s, dl), 0.0)
+    update_tendon_span_duals(tm, bodies, t, dt, body_q, lin.body_q_lin, lin, lam_hat, lam_felt)
 
 
 @wp.kernel(module=VBD_MODULE)
@@ -1380,20 +1414,30 @@ def linearize_tendons(
     settle_tol: float,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
+    body_q_lin_prev: wp.array(dtype=wp.transform),
     # In/out (material transfer writes hist.rest):
     hist: TendonHistory,
     work: TendonWork,
     geo: TendonGeometry,
-    # Out:
     lin: TendonLinearization,
 ):
-    """VBD pass over a tendon: the shared geometry and material relaxation (``relax_tendon``), then
-    each span's row linearized at the current pose (see ``TendonLinearization``).
+    """VBD pass over a tendon: the dual step of the previous iteration's rows, the shared geometry
+    and material relaxation (``relax_tendon_vbd``), then each span's row linearized at the current
+    pose (see ``TendonLinearization``).
 
-    Force on an end body ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while taut (Gauss-Newton,
-    positive semidefinite). A span with both ends on one body exerts nothing on it (``k = 0``).
+    The dual step is ``update_span_duals`` for the rows the previous iteration linearized at
+    ``body_q_lin_prev`` (their arrays in ``lin`` are still those rows'), done here rather than in a
+    launch of its own; the first iteration of a step (``first`` != 0) has no previous rows and starts
+    from zero felt tension. Force on an end body ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while
+    taut (Gauss-Newton, positive semidefinite). A span with both ends on one body exerts nothing on
+    it (``k = 0``).
     """
     t = wp.tid()
+    if first != 0:
+        for g in range(tm.start[t] + 1, tm.start[t + 1]):
+            work.lam[seg_index(t, g)] = 0.0  # nothing exerted yet: relax_tendon predicts from zero
+    else:
+        update_tendon_span_duals(tm, bodies, t, dt, body_q, body_q_lin_prev, lin, work.lam_hat, work.lam)
     relax_tendon_vbd(tm, bodies, t, 1 - first, max_sweeps, settle_tol, dt, body_q, hist, work, geo)
     active = hist.active
     rest = hist.rest

@@ -123,6 +123,13 @@ class SolverVBD(SolverBase):
         lin.comp = wp.zeros(ns, dtype=float, device=dev)
         lin.damp = wp.zeros(ns, dtype=float, device=dev)
         self._tendon_lin = lin
+        # Iterations alternate between two linearization-pose buffers, so that linearize_tendons
+        # can take the previous iteration's dual step at that iteration's poses (see there).
+        lin_odd = cable_kernels.TendonLinearization()
+        for name in cable_kernels.TendonLinearization.vars:
+            setattr(lin_odd, name, getattr(lin, name))
+        lin_odd.body_q_lin = wp.zeros(m.body_count, dtype=wp.transform, device=dev)
+        self._tendon_lins = (lin, lin_odd)
         self._tendon_geo = cable_kernels.make_tendon_geometry(m.tendon_guide_count, m.tendon_segment_count, dev)
         # relax_tendon predicts from the tension the rows exerted in the last sweep (times dt^2),
         # kept privately: the public tendon_segment_lambda (XPBD's multiplier) stays zero.
@@ -190,16 +197,16 @@ class SolverVBD(SolverBase):
         self._xs.scratch = self._transmission_scratch  # rebound term coordinates
         has_contacts = contacts is not None and m.contact_capacity > 0
         contact_data = contacts.data() if has_contacts else self._no_contacts
-        if m.tendon_count:
-            self._tendon_work.lam.zero_()  # nothing exerted yet: relax_tendon predicts from zero
         # Models without transmission tendons or couplings sweep with the kernel compiled without them.
         if m.transmission_count or m.coupling_count:
             sweep = vbd_kernels.solve_body_colour_transmissions
         else:
             sweep = vbd_kernels.solve_body_colour
+        lins = self._tendon_lins
         for it in range(self.iterations):
+            lin = lins[it % 2]
             if m.tendon_count:
-                wp.copy(self._tendon_lin.body_q_lin, state_out.body_q)
+                wp.copy(lin.body_q_lin, state_out.body_q)
                 wp.launch(
                     cable_kernels.linearize_tendons,
                     dim=m.tendon_count,
@@ -213,11 +220,12 @@ class SolverVBD(SolverBase):
                         self.tendon_settle_tol,
                         dt,
                         state_out.body_q,
+                        lins[(it + 1) % 2].body_q_lin,
                         state_out.tendon_history,
                         self._tendon_work,
                         self._tendon_geo,
+                        lin,
                     ],
-                    outputs=[self._tendon_lin],
                     device=dev,
                 )
             for group in self._colour_groups:
@@ -237,7 +245,7 @@ class SolverVBD(SolverBase):
                         state_in.body_q,
                         contact_data,
                         int(has_contacts),
-                        self._tendon_lin,
+                        lin,
                         self._xs,
                         self._joint_duals,
                         self._contact_duals,
@@ -245,7 +253,8 @@ class SolverVBD(SolverBase):
                     outputs=[state_out.body_q, self._body_delta],
                     device=dev,
                 )
-            if m.tendon_count:
+            if m.tendon_count and it == self.iterations - 1:
+                # The last sweep's dual step (earlier ones are taken by the next linearize_tendons).
                 wp.launch(
                     cable_kernels.update_span_duals,
                     dim=m.tendon_count,
@@ -254,7 +263,7 @@ class SolverVBD(SolverBase):
                         self._bodies,
                         dt,
                         state_out.body_q,
-                        self._tendon_lin,
+                        lin,
                         self._tendon_work.lam_hat,
                     ],
                     outputs=[self._tendon_work.lam],
@@ -358,7 +367,8 @@ class SolverVBD(SolverBase):
         self._joint_duals.rho_ang.fill_(rho)
         self._contact_duals.lam = state_out.contact_multiplier if m.contact_capacity else self._unused_contact_lam
         self._contact_duals.rho.fill_(rho)
-        self._tendon_lin.lam = state_out.tendon_segment_multiplier
+        for lin in self._tendon_lins:
+            lin.lam = state_out.tendon_segment_multiplier
 
     def _predict(self, state_in: State, state_out: State, control: Control, dt: float):
         self._predict_bodies(state_in, state_out, control, dt)
