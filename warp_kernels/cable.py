@@ -1315,6 +1315,18 @@ def relax_tendon_vbd(
 
 
 @wp.func
+def pose_change_or_zero(q: wp.transform, q_ref: wp.transform, com: wp.vec3):
+    """``pose_change(q, q_ref, com)``, returned as exact zeros without evaluating the rotation vector
+    when the two poses are the same bits: the body sweep meets that case for a body's own span ends
+    on its first Newton pass of an iteration (it has not moved since the rows were linearized), where
+    ``pose_change`` also gives exact zeros on the CPU (its translation is a difference of equal
+    values, and ``q q^-1`` has an exactly zero vector part)."""
+    if q == q_ref:
+        return wp.spatial_vector()
+    return pose_change(q, q_ref, com)
+
+
+@wp.func
 def linearized_stretch_from(
     bodies: BodyModel,
     lin: TendonLinearization,
@@ -1329,9 +1341,9 @@ def linearized_stretch_from(
     bl = lin.bl[s]
     br = lin.br[s]
     if bl >= 0:
-        stretch = stretch + wp.dot(lin.jl[s], pose_change(body_q[bl], body_q_lin[bl], bodies.com[bl]))
+        stretch = stretch + wp.dot(lin.jl[s], pose_change_or_zero(body_q[bl], body_q_lin[bl], bodies.com[bl]))
     if br >= 0:
-        stretch = stretch + wp.dot(lin.jr[s], pose_change(body_q[br], body_q_lin[br], bodies.com[br]))
+        stretch = stretch + wp.dot(lin.jr[s], pose_change_or_zero(body_q[br], body_q_lin[br], bodies.com[br]))
     return stretch
 
 
