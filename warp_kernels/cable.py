@@ -990,7 +990,7 @@ def solve_tendons(
 
 @wp.struct
 class TendonLinearization:
-    """VBD span rows, linearized at the pose ``body_q_lin`` (one entry per span, per guide slot).
+    """VBD span rows, linearized at the end bodies' poses ``ql``, ``qr`` (one entry per span, per guide slot).
 
     A span is an augmented-Lagrangian row on its stretch ``C = l - L`` with compliance c:
 
@@ -1011,7 +1011,12 @@ class TendonLinearization:
     pose; the penalty restarts at rho_min.
     """
 
-    body_q_lin: wp.array(dtype=wp.transform)
+    ql: wp.array(dtype=wp.transform)
+    """Pose of the left end body at the linearization (read only when ``bl`` >= 0). Kept per span
+    rather than per body so that a tendon's thread can take the previous iteration's dual step and
+    then relinearize without another pose buffer or a copy of all poses."""
+    qr: wp.array(dtype=wp.transform)
+    """Pose of the right end body at the linearization (read only when ``br`` >= 0)."""
     slot_span: wp.array(dtype=wp.int32)
     lam: wp.array(dtype=float)
     """Multiplier [N] (warm-started across steps)."""
@@ -1327,31 +1332,18 @@ def pose_change_or_zero(q: wp.transform, q_ref: wp.transform, com: wp.vec3):
 
 
 @wp.func
-def linearized_stretch_from(
-    bodies: BodyModel,
-    lin: TendonLinearization,
-    s: int,
-    body_q: wp.array(dtype=wp.transform),
-    body_q_lin: wp.array(dtype=wp.transform),
-):
-    """Change of span s's length [m] between the linearization poses ``body_q_lin`` and ``body_q``, to
-    first order in the end bodies' motion: ``J_l . d_l + J_r . d_r`` with ``d`` each end body's pose
-    change (COM translation [m], rotation vector [rad]) and ``J`` the length gradients [1, m]."""
+def linearized_stretch(bodies: BodyModel, lin: TendonLinearization, s: int, body_q: wp.array(dtype=wp.transform)):
+    """Change of span s's length [m] since its linearization, to first order in the end bodies'
+    motion: ``J_l . d_l + J_r . d_r`` with ``d`` each end body's pose change from ``ql``/``qr`` to
+    ``body_q`` (COM translation [m], rotation vector [rad]) and ``J`` the length gradients [1, m]."""
     stretch = float(0.0)
     bl = lin.bl[s]
     br = lin.br[s]
     if bl >= 0:
-        stretch = stretch + wp.dot(lin.jl[s], pose_change_or_zero(body_q[bl], body_q_lin[bl], bodies.com[bl]))
+        stretch = stretch + wp.dot(lin.jl[s], pose_change_or_zero(body_q[bl], lin.ql[s], bodies.com[bl]))
     if br >= 0:
-        stretch = stretch + wp.dot(lin.jr[s], pose_change_or_zero(body_q[br], body_q_lin[br], bodies.com[br]))
+        stretch = stretch + wp.dot(lin.jr[s], pose_change_or_zero(body_q[br], lin.qr[s], bodies.com[br]))
     return stretch
-
-
-@wp.func
-def linearized_stretch(bodies: BodyModel, lin: TendonLinearization, s: int, body_q: wp.array(dtype=wp.transform)):
-    """Change of span s's length [m] since its linearization (``linearized_stretch_from`` at the row's
-    own linearization poses)."""
-    return linearized_stretch_from(bodies, lin, s, body_q, lin.body_q_lin)
 
 
 @wp.func
@@ -1377,20 +1369,18 @@ def update_tendon_span_duals(
     t: int,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
-    body_q_lin: wp.array(dtype=wp.transform),
     lin: TendonLinearization,
     lam_hat: wp.array(dtype=float),
     lam_felt: wp.array(dtype=float),
 ):
-    """The dual step of tendon t's spans after a body sweep (``update_span_duals``), with the rows
-    linearized at the poses ``body_q_lin``."""
+    """The dual step of tendon t's spans after a body sweep (``update_span_duals``)."""
     for g in range(tm.start[t] + 1, tm.start[t + 1]):
         s = seg_index(t, g)
         # A span no moving body feels (immovable or same-body ends) reports the tension the
         # material relaxation gave it, as XPBD does.
         lam_felt[s] = wp.max(lam_hat[s], 0.0)
         if lin.k[s] > 0.0:
-            dl = linearized_stretch_from(bodies, lin, s, body_q, body_q_lin)
+            dl = linearized_stretch(bodies, lin, s, body_q)
             lam_felt[s] = wp.max(al_tension(lin, s, dl) + lin.damp[s] * (lin.dl0[s] + dl), 0.0) * dt * dt
             lin.lam[s] = wp.max(al_tension(lin, s, dl), 0.0)
 
@@ -1412,7 +1402,7 @@ def update_span_duals(
     SolverVBD launches it after the last sweep only: ``linearize_tendons`` takes the earlier
     iterations' dual steps."""
     t = wp.tid()
-    update_tendon_span_duals(tm, bodies, t, dt, body_q, lin.body_q_lin, lin, lam_hat, lam_felt)
+    update_tendon_span_duals(tm, bodies, t, dt, body_q, lin, lam_hat, lam_felt)
 
 
 @wp.kernel(module=VBD_MODULE)
@@ -1426,7 +1416,6 @@ def linearize_tendons(
     settle_tol: float,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
-    body_q_lin_prev: wp.array(dtype=wp.transform),
     # In/out (material transfer writes hist.rest):
     hist: TendonHistory,
     work: TendonWork,
@@ -1437,19 +1426,18 @@ def linearize_tendons(
     and material relaxation (``relax_tendon_vbd``), then each span's row linearized at the current
     pose (see ``TendonLinearization``).
 
-    The dual step is ``update_span_duals`` for the rows the previous iteration linearized at
-    ``body_q_lin_prev`` (their arrays in ``lin`` are still those rows'), done here rather than in a
-    launch of its own; the first iteration of a step (``first`` != 0) has no previous rows and starts
-    from zero felt tension. Force on an end body ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while
-    taut (Gauss-Newton, positive semidefinite). A span with both ends on one body exerts nothing on
-    it (``k = 0``).
+    The dual step is ``update_span_duals`` for the rows the previous iteration linearized (``lin``
+    still holds them), done here rather than in a launch of its own; the first iteration of a step
+    (``first`` != 0) has no previous rows and starts from zero felt tension. Force on an end body
+    ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while taut (Gauss-Newton, positive semidefinite). A
+    span with both ends on one body exerts nothing on it (``k = 0``).
     """
     t = wp.tid()
     if first != 0:
         for g in range(tm.start[t] + 1, tm.start[t + 1]):
             work.lam[seg_index(t, g)] = 0.0  # nothing exerted yet: relax_tendon predicts from zero
     else:
-        update_tendon_span_duals(tm, bodies, t, dt, body_q, body_q_lin_prev, lin, work.lam_hat, work.lam)
+        update_tendon_span_duals(tm, bodies, t, dt, body_q, lin, work.lam_hat, work.lam)
     relax_tendon_vbd(tm, bodies, t, 1 - first, max_sweeps, settle_tol, dt, body_q, hist, work, geo)
     active = hist.active
     rest = hist.rest
@@ -1506,9 +1494,11 @@ def linearize_tendons(
         if is_moving_body(bodies, bl):
             lin.bl[s] = bl
             lin.jl[s] = wp.spatial_vector(-n, -geo.arm_l[s])
+            lin.ql[s] = body_q[bl]
         if is_moving_body(bodies, br):
             lin.br[s] = br
             lin.jr[s] = wp.spatial_vector(n, geo.arm_r[s])
+            lin.qr[s] = body_q[br]
 
 
 # ----------------------------------------------------------------------------------------------

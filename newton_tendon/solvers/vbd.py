@@ -111,7 +111,8 @@ class SolverVBD(SolverBase):
 
         ns = max(m.tendon_segment_count, 1)
         lin = cable_kernels.TendonLinearization()
-        lin.body_q_lin = wp.zeros(m.body_count, dtype=wp.transform, device=dev)
+        lin.ql = wp.zeros(ns, dtype=wp.transform, device=dev)
+        lin.qr = wp.zeros(ns, dtype=wp.transform, device=dev)
         lin.slot_span = wp.full(max(2 * m.tendon_guide_count, 1), -1, dtype=wp.int32, device=dev)
         lin.k = wp.zeros(ns, dtype=float, device=dev)
         lin.jl = wp.zeros(ns, dtype=wp.spatial_vector, device=dev)
@@ -123,13 +124,6 @@ class SolverVBD(SolverBase):
         lin.comp = wp.zeros(ns, dtype=float, device=dev)
         lin.damp = wp.zeros(ns, dtype=float, device=dev)
         self._tendon_lin = lin
-        # Iterations alternate between two linearization-pose buffers, so that linearize_tendons
-        # can take the previous iteration's dual step at that iteration's poses (see there).
-        lin_odd = cable_kernels.TendonLinearization()
-        for name in cable_kernels.TendonLinearization.vars:
-            setattr(lin_odd, name, getattr(lin, name))
-        lin_odd.body_q_lin = wp.zeros(m.body_count, dtype=wp.transform, device=dev)
-        self._tendon_lins = (lin, lin_odd)
         self._tendon_geo = cable_kernels.make_tendon_geometry(m.tendon_guide_count, m.tendon_segment_count, dev)
         # relax_tendon predicts from the tension the rows exerted in the last sweep (times dt^2),
         # kept privately: the public tendon_segment_lambda (XPBD's multiplier) stays zero.
@@ -202,11 +196,9 @@ class SolverVBD(SolverBase):
             sweep = vbd_kernels.solve_body_colour_transmissions
         else:
             sweep = vbd_kernels.solve_body_colour
-        lins = self._tendon_lins
+        lin = self._tendon_lin
         for it in range(self.iterations):
-            lin = lins[it % 2]
             if m.tendon_count:
-                wp.copy(lin.body_q_lin, state_out.body_q)
                 wp.launch(
                     cable_kernels.linearize_tendons,
                     dim=m.tendon_count,
@@ -220,7 +212,6 @@ class SolverVBD(SolverBase):
                         self.tendon_settle_tol,
                         dt,
                         state_out.body_q,
-                        lins[(it + 1) % 2].body_q_lin,
                         state_out.tendon_history,
                         self._tendon_work,
                         self._tendon_geo,
@@ -367,8 +358,7 @@ class SolverVBD(SolverBase):
         self._joint_duals.rho_ang.fill_(rho)
         self._contact_duals.lam = state_out.contact_multiplier if m.contact_capacity else self._unused_contact_lam
         self._contact_duals.rho.fill_(rho)
-        for lin in self._tendon_lins:
-            lin.lam = state_out.tendon_segment_multiplier
+        self._tendon_lin.lam = state_out.tendon_segment_multiplier
 
     def _predict(self, state_in: State, state_out: State, control: Control, dt: float):
         self._predict_bodies(state_in, state_out, control, dt)
