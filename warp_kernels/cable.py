@@ -1056,6 +1056,8 @@ def relax_tendon_vbd(
     bodies: BodyModel,
     t: int,
     reuse: int,
+    penalty: float,
+    k_max: float,
     max_sweeps: int,
     settle_tol: float,
     dt: float,
@@ -1063,17 +1065,21 @@ def relax_tendon_vbd(
     hist: TendonHistory,
     work: TendonWork,
     geo: TendonGeometry,
+    lin: TendonLinearization,
 ):
-    """``relax_tendon`` for SolverVBD, which calls it once per iteration of a step: with ``reuse``
-    != 0 (every iteration after the first) a span whose two end bodies do not move keeps the geometry
-    the step's first iteration cached (tangent points, effective length, inverse mass 0), and only
-    the guide frames of moving bodies are refreshed.
+    """``relax_tendon`` for SolverVBD, which calls it once per iteration of a step, together with the
+    part of each span's linearization that does not depend on the material (``linearize_tendons``
+    adds the stretch ``c0`` once the material has moved).
 
-    That geometry is a function of the end bodies' poses and of the material points, and neither
-    changes between the iterations of a step: the body sweep moves only dynamic bodies, and
-    ``begin_step`` alone sets the material points and the route. The results are therefore the
-    same bits as recomputing; a span between two fixed rollers saves its tangent-point iteration
-    (``ROLLER_PAIR_WARM_ITERATIONS`` passes) in 7 of 8 iterations. Steps 2 and 3 are
+    With ``reuse`` != 0 (every iteration after the first) a span whose two end bodies do not move
+    keeps the geometry and the linearized row of the step's first iteration (tangent points,
+    effective length, inverse mass 0, penalty, zero gradients), and only the guide frames of moving
+    bodies are refreshed. That geometry is a function of the end bodies' poses and of the material
+    points, and neither changes between the iterations of a step: the body sweep moves only dynamic
+    bodies, and ``begin_step`` alone sets the material points and the route. The results are
+    therefore the same bits as recomputing; a span between two fixed rollers saves its tangent-point
+    iteration (``ROLLER_PAIR_WARM_ITERATIONS`` passes) in 7 of 8 iterations. A moving span's row
+    reuses the direction, arms and inverse mass the relaxation measured. Steps 2 and 3 are
     ``relax_tendon``'s, unchanged.
     """
     rest = hist.rest
@@ -1098,9 +1104,13 @@ def relax_tendon_vbd(
     g1 = tm.start[t + 1]
     dt2 = dt * dt
 
-    # 1. Geometry and predicted multipliers (geometry cached in geo for the later phases).
+    # 1. Geometry and predicted multipliers (geometry cached in geo for the later phases), and the
+    #    material-independent part of each span's row.
     if reuse == 0:
         cache_guide_frames(tm, t, body_q, geo)
+        for g in range(g0, g1):
+            lin.slot_span[2 * g] = -1
+            lin.slot_span[2 * g + 1] = -1
     else:
         refresh_moving_guide_frames(tm, bodies, t, body_q, geo)
     for g in range(g0 + 1, g1):
@@ -1111,7 +1121,9 @@ def relax_tendon_vbd(
         bypass = gl != g - 1
         bl = tm.guide_body[gl]
         br = tm.guide_body[g]
-        if reuse != 0 and not is_moving_body(bodies, bl) and not is_moving_body(bodies, br):
+        moving_l = is_moving_body(bodies, bl)
+        moving_r = is_moving_body(bodies, br)
+        if reuse != 0 and not moving_l and not moving_r:
             # Both ends fixed for the whole step: last iteration's geometry (inverse mass 0).
             length = geo.length[s]
             cval = length - rest[s]
@@ -1135,15 +1147,15 @@ def relax_tendon_vbd(
         resp_l = wp.vec3()
         resp_r = wp.vec3()
         if bl == br:
-            if is_moving_body(bodies, br):
+            if moving_r:
                 ang = wp.cross(xr - xl, n)
                 w = wp.dot(ang, world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * ang)
         else:
-            if is_moving_body(bodies, bl):
+            if moving_l:
                 arm_l = wp.cross(xl - wp.transform_point(body_q[bl], bodies.com[bl]), n)
                 resp_l = world_inv_inertia(body_q[bl], bodies.inv_inertia[bl]) * arm_l
                 w = w + (bodies.inv_mass[bl] + wp.dot(arm_l, resp_l))
-            if is_moving_body(bodies, br):
+            if moving_r:
                 arm_r = wp.cross(xr - wp.transform_point(body_q[br], bodies.com[br]), n)
                 resp_r = world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * arm_r
                 w = w + (bodies.inv_mass[br] + wp.dot(arm_r, resp_r))
@@ -1162,6 +1174,41 @@ def relax_tendon_vbd(
         stiff[s] = 1.0 / denom
         xl_buf[s] = xl
         xr_buf[s] = xr
+        # The span's row (``TendonLinearization``; c0 follows the material relaxation). A span of
+        # zero length or with both ends on one body exerts nothing (k = 0).
+        k = float(0.0)
+        jl = wp.spatial_vector()
+        jr = wp.spatial_vector()
+        row_l = int(-1)
+        row_r = int(-1)
+        slot = int(-1)
+        if dl > 1.0e-9 and bl != br:
+            k_pen = k_max
+            if w * dt2 * k_max > penalty:
+                k_pen = penalty / (w * dt2)
+            k = 1.0 / (comp + 1.0 / k_pen)
+            lin.dl0[s] = length - l0[s]
+            lin.comp[s] = comp
+            lin.damp[s] = 0.0
+            if comp > 0.0:
+                lin.damp[s] = span_damping(tm, s, bypass) / dt
+            slot = s
+            # Length gradients (``length_gradient``): (-n, (x_l - c_l) x -n) and (n, (x_r - c_r) x n).
+            if moving_l:
+                row_l = bl
+                jl = wp.spatial_vector(-n, -arm_l)
+                lin.ql[s] = body_q[bl]
+            if moving_r:
+                row_r = br
+                jr = wp.spatial_vector(n, arm_r)
+                lin.qr[s] = body_q[br]
+        lin.k[s] = k
+        lin.jl[s] = jl
+        lin.jr[s] = jr
+        lin.bl[s] = row_l
+        lin.br[s] = row_r
+        lin.slot_span[2 * gl + 1] = slot
+        lin.slot_span[2 * g] = slot
 
     # 2. Capstan ratio exp(mu theta) per transmitting guide.
     for g in range(g0 + 1, g1 - 1):
@@ -1438,67 +1485,23 @@ def linearize_tendons(
             work.lam[seg_index(t, g)] = 0.0  # nothing exerted yet: relax_tendon predicts from zero
     else:
         update_tendon_span_duals(tm, bodies, t, dt, body_q, lin, work.lam_hat, work.lam)
-    relax_tendon_vbd(tm, bodies, t, 1 - first, max_sweeps, settle_tol, dt, body_q, hist, work, geo)
+    relax_tendon_vbd(
+        tm, bodies, t, 1 - first, penalty, k_max, max_sweeps, settle_tol, dt, body_q, hist, work, geo, lin
+    )
+    # The rows' stretch at this pose, after the material moved (their other terms came with the geometry).
     active = hist.active
     rest = hist.rest
-    l0 = work.l0
-    g0 = tm.start[t]
-    g1 = tm.start[t + 1]
-    dt2 = dt * dt
-    for g in range(g0, g1):
-        lin.slot_span[2 * g] = -1
-        lin.slot_span[2 * g + 1] = -1
-    for g in range(g0 + 1, g1):
+    for g in range(tm.start[t] + 1, tm.start[t + 1]):
         s = seg_index(t, g)
-        lin.k[s] = 0.0
-        lin.jl[s] = wp.spatial_vector()
-        lin.jr[s] = wp.spatial_vector()
-        lin.bl[s] = -1
-        lin.br[s] = -1
         if active[g] == 0:
+            lin.k[s] = 0.0
             lin.lam[s] = 0.0
-            continue
-        gl = left_guide(g, active)
-        bypass = gl != g - 1
-        xl = work.xl[s]
-        xr = work.xr[s]
-        d = xr - xl
-        dl = wp.length(d)
-        bl = tm.guide_body[gl]
-        br = tm.guide_body[g]
-        if dl <= 1.0e-9 or bl == br:
-            continue
-        n = d / dl
-        # Length at this pose (the free part plus the arcs wound since the step began) and the
-        # row's inverse mass, as relax_tendon measured them.
-        length = geo.length[s]
-        comp = span_compliance(tm, s, bypass)
-        w = geo.w[s]
-        k_pen = k_max
-        if w * dt2 * k_max > penalty:
-            k_pen = penalty / (w * dt2)
-        lin.c0[s] = length - rest[s]
-        if first != 0 and lin.c0[s] < 0.0:
-            # Slack at the step's predicted pose: last step's tension does not carry over (it
-            # would pull the slack cable until k |C| outgrew it).
-            lin.lam[s] = 0.0
-        lin.dl0[s] = length - l0[s]
-        lin.comp[s] = comp
-        lin.k[s] = 1.0 / (comp + 1.0 / k_pen)
-        lin.damp[s] = 0.0
-        if comp > 0.0:
-            lin.damp[s] = span_damping(tm, s, bypass) / dt
-        lin.slot_span[2 * gl + 1] = s
-        lin.slot_span[2 * g] = s
-        # Length gradients (``length_gradient``): (-n, (x_l - c_l) x -n) and (n, (x_r - c_r) x n).
-        if is_moving_body(bodies, bl):
-            lin.bl[s] = bl
-            lin.jl[s] = wp.spatial_vector(-n, -geo.arm_l[s])
-            lin.ql[s] = body_q[bl]
-        if is_moving_body(bodies, br):
-            lin.br[s] = br
-            lin.jr[s] = wp.spatial_vector(n, geo.arm_r[s])
-            lin.qr[s] = body_q[br]
+        elif lin.k[s] > 0.0:
+            lin.c0[s] = geo.length[s] - rest[s]
+            if first != 0 and lin.c0[s] < 0.0:
+                # Slack at the step's predicted pose: last step's tension does not carry over (it
+                # would pull the slack cable until k |C| outgrew it).
+                lin.lam[s] = 0.0
 
 
 # ----------------------------------------------------------------------------------------------
