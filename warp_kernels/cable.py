@@ -1485,9 +1485,7 @@ def linearize_tendons(
             work.lam[seg_index(t, g)] = 0.0  # nothing exerted yet: relax_tendon predicts from zero
     else:
         update_tendon_span_duals(tm, bodies, t, dt, body_q, lin, work.lam_hat, work.lam)
-    relax_tendon_vbd(
-        tm, bodies, t, 1 - first, penalty, k_max, max_sweeps, settle_tol, dt, body_q, hist, work, geo, lin
-    )
+    relax_tendon_vbd(tm, bodies, t, 1 - first, penalty, k_max, max_sweeps, settle_tol, dt, body_q, hist, work, geo, lin)
     # The rows' stretch at this pose, after the material moved (their other terms came with the geometry).
     active = hist.active
     rest = hist.rest
