@@ -1463,6 +1463,7 @@ def linearize_tendons(
     settle_tol: float,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
+    lam_in: wp.array(dtype=float),
     # In/out (material transfer writes hist.rest):
     hist: TendonHistory,
     work: TendonWork,
@@ -1475,14 +1476,18 @@ def linearize_tendons(
 
     The dual step is ``update_span_duals`` for the rows the previous iteration linearized (``lin``
     still holds them), done here rather than in a launch of its own; the first iteration of a step
-    (``first`` != 0) has no previous rows and starts from zero felt tension. Force on an end body
+    (``first`` != 0) has no previous rows and starts from zero felt tension, and takes the spans'
+    multipliers from the previous step (``lam_in``, that step's ``State.tendon_segment_multiplier``;
+    ``lin.lam`` is this step's output State array). Force on an end body
     ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while taut (Gauss-Newton, positive semidefinite). A
     span with both ends on one body exerts nothing on it (``k = 0``).
     """
     t = wp.tid()
     if first != 0:
         for g in range(tm.start[t] + 1, tm.start[t + 1]):
-            work.lam[seg_index(t, g)] = 0.0  # nothing exerted yet: relax_tendon predicts from zero
+            s = seg_index(t, g)
+            work.lam[s] = 0.0  # nothing exerted yet: relax_tendon predicts from zero
+            lin.lam[s] = lam_in[s]
     else:
         update_tendon_span_duals(tm, bodies, t, dt, body_q, lin, work.lam_hat, work.lam)
     relax_tendon_vbd(tm, bodies, t, 1 - first, penalty, k_max, max_sweeps, settle_tol, dt, body_q, hist, work, geo, lin)

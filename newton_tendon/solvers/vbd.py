@@ -212,6 +212,7 @@ class SolverVBD(SolverBase):
                         self.tendon_settle_tol,
                         dt,
                         state_out.body_q,
+                        state_in.tendon_segment_multiplier,
                         state_out.tendon_history,
                         self._tendon_work,
                         self._tendon_geo,
@@ -348,16 +349,16 @@ class SolverVBD(SolverBase):
         for name in ("joint_multiplier", "joint_limit_multiplier", "contact_multiplier"):
             if getattr(state_out, name).shape[0]:
                 getattr(state_out, name).zero_()
-        if m.tendon_segment_count:
-            # Span tensions are warm-started (a stiff cable at a large step needs them); a span
-            # that is slack at the step start drops its tension in linearize_tendons' first pass.
-            wp.copy(state_out.tendon_segment_multiplier, state_in.tendon_segment_multiplier)
+        # Span tensions are warm-started (a stiff cable at a large step needs them): linearize_tendons'
+        # first pass copies them from state_in, and drops the tension of a span slack at the step start.
         self._joint_duals.lam = state_out.joint_multiplier
         self._joint_duals.lam_lim = state_out.joint_limit_multiplier
-        self._joint_duals.rho_lin.fill_(rho)
-        self._joint_duals.rho_ang.fill_(rho)
+        if m.joint_count:
+            self._joint_duals.rho_lin.fill_(rho)
+            self._joint_duals.rho_ang.fill_(rho)
         self._contact_duals.lam = state_out.contact_multiplier if m.contact_capacity else self._unused_contact_lam
-        self._contact_duals.rho.fill_(rho)
+        if m.contact_capacity:
+            self._contact_duals.rho.fill_(rho)
         self._tendon_lin.lam = state_out.tendon_segment_multiplier
 
     def _predict(self, state_in: State, state_out: State, control: Control, dt: float):
