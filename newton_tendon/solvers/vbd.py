@@ -31,6 +31,16 @@ def _positive(name: str, value, lo: float = 0.0, hi: float = np.inf, closed_lo: 
     return v
 
 
+def _require_contiguous(*structs):
+    """Raise unless every array field of the Warp struct instances is contiguous: the VBD tendon
+    kernels index them as contiguous views (``cable.contiguous``) for speed."""
+    for st in structs:
+        for name in st._cls.vars:
+            arr = getattr(st, name)
+            if isinstance(arr, wp.array) and not arr.is_contiguous:
+                raise ValueError(f"SolverVBD: {st._cls.key}.{name} must be a contiguous array")
+
+
 class SolverVBD(SolverBase):
     """Rigid bodies solved by vertex block descent with augmented-Lagrangian hard constraints.
 
@@ -144,6 +154,7 @@ class SolverVBD(SolverBase):
         xs.slot_count = m.transmission_slot_count
         xs.rho = self.transmission_penalty
         self._xs = xs
+        _require_contiguous(self._tendons, self._bodies, self._tendon_work, self._tendon_geo, self._tendon_lin)
 
     # ------------------------------------------------------------------------------------------
 
@@ -320,6 +331,7 @@ class SolverVBD(SolverBase):
         super().notify_model_changed(flags)
         if ModelFlags(flags) & ModelFlags.BODY_PROPERTIES:
             self._colour_groups = self._build_colour_groups()
+        _require_contiguous(self._tendons, self._bodies)
 
     def _empty_contact_data(self) -> ContactData:
         c = ContactData()
