@@ -30,12 +30,7 @@ Units: f [N, N m], H [N/m, N, N m/rad], lambda [N] (linear rows) or [N m] (angul
 
 import warp as wp
 
-from warp_kernels.cable import (
-    TendonLinearization,
-    contiguous_bodies,
-    contiguous_linearization,
-    linearized_tension,
-)
+from warp_kernels.cable import TendonLinearization, linearized_tension
 from warp_kernels.contacts import ContactData, pose_or_identity
 from warp_kernels.joints import JointModel, parent_pose
 from warp_kernels.math import quat_to_rotation_vector, twist_angle, world_inertia
@@ -824,8 +819,6 @@ def _make_solve_body_colour(with_transmissions: bool, module: str):
         a body whose unilateral rows were all active (resting contact) needs only one.
         """
         b = colour_bodies[wp.tid()]
-        bodies = contiguous_bodies(bodies)
-        lin = contiguous_linearization(lin)
         if not is_moving_body(bodies, b):
             return
         com = bodies.com[b]

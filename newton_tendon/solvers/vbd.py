@@ -32,8 +32,8 @@ def _positive(name: str, value, lo: float = 0.0, hi: float = np.inf, closed_lo: 
 
 
 def _require_contiguous(*structs):
-    """Raise unless every array field of the Warp struct instances is contiguous: the VBD tendon
-    kernels index them as contiguous views (``cable.contiguous``) for speed."""
+    """Raise unless every array field of the Warp struct instances is contiguous: ``linearize_tendons``
+    indexes them as contiguous views (``cable.contiguous_work``) for speed."""
     for st in structs:
         for name in st._cls.vars:
             arr = getattr(st, name)
@@ -154,7 +154,7 @@ class SolverVBD(SolverBase):
         xs.slot_count = m.transmission_slot_count
         xs.rho = self.transmission_penalty
         self._xs = xs
-        _require_contiguous(self._tendons, self._bodies, self._tendon_work, self._tendon_geo, self._tendon_lin)
+        _require_contiguous(self._tendon_work)
 
     # ------------------------------------------------------------------------------------------
 
@@ -331,7 +331,6 @@ class SolverVBD(SolverBase):
         super().notify_model_changed(flags)
         if ModelFlags(flags) & ModelFlags.BODY_PROPERTIES:
             self._colour_groups = self._build_colour_groups()
-        _require_contiguous(self._tendons, self._bodies)
 
     def _empty_contact_data(self) -> ContactData:
         c = ContactData()
