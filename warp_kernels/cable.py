@@ -48,6 +48,8 @@ through an inextensible span between immovable guides; the sweeps then only hand
 friction, moving material between whole runs.
 """
 
+from typing import Any
+
 import warp as wp
 
 from warp_kernels.math import pose_change, world_inv_inertia
@@ -785,33 +787,22 @@ def cache_span_response(
 
 
 @wp.func(inline=True)
-def relax_tendon(
+def relax_material(
     tm: TendonModel,
-    bodies: BodyModel,
     t: int,
     max_sweeps: int,
     settle_tol: float,
-    dt: float,
-    body_q: wp.array(dtype=wp.transform),
     hist: TendonHistory,
     work: TendonWork,
     geo: TendonGeometry,
 ):
-    """Steps 1-3 of a tendon pass, shared by both solvers: span geometry and predicted multipliers,
-    capstan ratios, and material relaxation under the capstan bound (see module docstring).
-
-    The prediction is XPBD's: with ``lambda`` the tension [times dt^2] the bodies already feel,
-    ``lambda_hat = lambda + (C + gamma (l - l_0) - alpha lambda) / ((1 + gamma) w + alpha)`` is the
-    tension once the end bodies have responded to the remaining stretch C over one step. SolverVBD
-    passes the tension its rows exerted in the last body sweep as ``lambda``, so both solvers move
-    material by the same rule.
-    """
+    """Steps 2-3 of a tendon pass, shared by both solvers' step 1 (``relax_tendon``,
+    ``relax_tendon_vbd``): capstan ratios and material relaxation under the capstan bound, from the
+    predicted multipliers ``work.lam_hat`` and flexibilities ``1/work.stiff`` [m/N dt^2] of step 1.
+    Moves material between spans (``hist.rest``/``hist.residual``, compensated by ``add_material``)
+    and leaves each span's tension after the move in ``lam_hat`` [N dt^2]."""
     rest = hist.rest
     active = hist.active
-    ml = hist.ml
-    mr = hist.mr
-    l0 = work.l0
-    lam = work.lam
     lam_hat = work.lam_hat
     stiff = work.stiff
     xl_buf = work.xl
@@ -826,36 +817,6 @@ def relax_tendon(
     run_skip = work.run_skip
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
-    dt2 = dt * dt
-
-    # 1. Geometry and predicted multipliers (geometry cached in geo for the later phases; spans
-    #    between world guides keep what begin_step cached).
-    cache_body_guide_frames(tm, t, body_q, geo)
-    for g in range(g0 + 1, g1):
-        s = seg_index(t, g)
-        if active[g] == 0:
-            continue
-        gl = left_guide(g, active)
-        bypass = gl != g - 1
-        length = float(0.0)
-        w = float(0.0)
-        if world_span(tm, gl, g):
-            length = geo.length[s]
-            w = geo.w[s]
-        else:
-            xl, xr, span_l = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
-            length = span_l
-            w = cache_span_response(bodies, geo, s, body_q, tm.guide_body[gl], tm.guide_body[g], xl, xr)
-            geo.length[s] = length
-            xl_buf[s] = xl
-            xr_buf[s] = xr
-        cval = length - rest[s]
-        comp = span_compliance(tm, s, bypass)
-        alpha = comp / dt2
-        gamma = comp * span_damping(tm, s, bypass) / dt
-        denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
-        lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
-        stiff[s] = 1.0 / denom
 
     # 2. Capstan ratio exp(mu theta) per transmitting guide; ``frictional`` records whether any
     #    guide separates two runs (``frictional_guide``), so the sweeps of 3b are needed.
@@ -1028,6 +989,75 @@ def relax_tendon(
                 break
 
 
+@wp.func(inline=True)
+def relax_tendon(
+    tm: TendonModel,
+    bodies: BodyModel,
+    t: int,
+    max_sweeps: int,
+    settle_tol: float,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    hist: TendonHistory,
+    work: TendonWork,
+    geo: TendonGeometry,
+):
+    """Steps 1-3 of an XPBD tendon pass: span geometry and predicted multipliers (step 1, here),
+    then capstan ratios and material relaxation under the capstan bound (``relax_material``, shared
+    with ``relax_tendon_vbd``; see module docstring).
+
+    The prediction is XPBD's: with ``lambda`` the tension [times dt^2] the bodies already feel,
+    ``lambda_hat = lambda + (C + gamma (l - l_0) - alpha lambda) / ((1 + gamma) w + alpha)`` is the
+    tension once the end bodies have responded to the remaining stretch C over one step. SolverVBD
+    passes the tension its rows exerted in the last body sweep as ``lambda``, so both solvers move
+    material by the same rule.
+    """
+    rest = hist.rest
+    active = hist.active
+    ml = hist.ml
+    mr = hist.mr
+    l0 = work.l0
+    lam = work.lam
+    lam_hat = work.lam_hat
+    stiff = work.stiff
+    xl_buf = work.xl
+    xr_buf = work.xr
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    dt2 = dt * dt
+
+    # 1. Geometry and predicted multipliers (geometry cached in geo for the later phases; spans
+    #    between world guides keep what begin_step cached).
+    cache_body_guide_frames(tm, t, body_q, geo)
+    for g in range(g0 + 1, g1):
+        s = seg_index(t, g)
+        if active[g] == 0:
+            continue
+        gl = left_guide(g, active)
+        bypass = gl != g - 1
+        length = float(0.0)
+        w = float(0.0)
+        if world_span(tm, gl, g):
+            length = geo.length[s]
+            w = geo.w[s]
+        else:
+            xl, xr, span_l = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
+            length = span_l
+            w = cache_span_response(bodies, geo, s, body_q, tm.guide_body[gl], tm.guide_body[g], xl, xr)
+            geo.length[s] = length
+            xl_buf[s] = xl
+            xr_buf[s] = xr
+        cval = length - rest[s]
+        comp = span_compliance(tm, s, bypass)
+        alpha = comp / dt2
+        gamma = comp * span_damping(tm, s, bypass) / dt
+        denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
+        lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
+        stiff[s] = 1.0 / denom
+
+    relax_material(tm, t, max_sweeps, settle_tol, hist, work, geo)
+
+
 @wp.kernel(module=XPBD_MODULE)
 def solve_tendons(
     tm: TendonModel,
@@ -1096,7 +1126,7 @@ def solve_tendons(
 
 @wp.struct
 class TendonLinearization:
-    """VBD span rows, linearized at the pose ``body_q_lin`` (one entry per span, per guide slot).
+    """VBD span rows, linearized at the end bodies' poses ``ql``, ``qr`` (one entry per span, per guide slot).
 
     A span is an augmented-Lagrangian row on its stretch ``C = l - L`` with compliance c:
 
@@ -1117,7 +1147,12 @@ class TendonLinearization:
     pose; the penalty restarts at rho_min.
     """
 
-    body_q_lin: wp.array(dtype=wp.transform)
+    ql: wp.array(dtype=wp.transform)
+    """Pose of the left end body at the linearization (read only when ``bl`` >= 0). Kept per span
+    rather than per body so that a tendon's thread can take the previous iteration's dual step and
+    then relinearize without another pose buffer or a copy of all poses."""
+    qr: wp.array(dtype=wp.transform)
+    """Pose of the right end body at the linearization (read only when ``br`` >= 0)."""
     slot_span: wp.array(dtype=wp.int32)
     lam: wp.array(dtype=float)
     """Multiplier [N] (warm-started across steps)."""
@@ -1136,16 +1171,243 @@ class TendonLinearization:
     br: wp.array(dtype=wp.int32)
 
 
+# ----------------------------------------------------------------------------------------------
+# Contiguous views
+#
+# Warp's CPU code indexes an array reached through a struct field with its runtime stride (a load
+# and a multiply per access), and gives the constant stride of a contiguous array only to top-level
+# kernel arguments. The relaxation's scratch (``TendonWork``, solver-owned contiguous 1-D arrays) is
+# rebuilt with the constant stride in ``linearize_tendons``: same memory, same values, 4-8 % faster
+# there. Views of the other structs gained a few percent more but doubled the module's compile time.
+
+
+@wp.func
+def contiguous(a: wp.array(dtype=Any)):
+    """The contiguous 1-D array ``a`` with a constant element stride (see above)."""
+    return wp.array(ptr=wp.uint64(a.ptr), shape=(a.shape[0],), dtype=a.dtype)
+
+
+@wp.func
+def contiguous_work(work: TendonWork):
+    """``work`` with every array a contiguous view (fields added later keep their original arrays)."""
+    out = work
+    out.l0 = contiguous(work.l0)
+    out.lam = contiguous(work.lam)
+    out.lam_hat = contiguous(work.lam_hat)
+    out.stiff = contiguous(work.stiff)
+    out.xl = contiguous(work.xl)
+    out.xr = contiguous(work.xr)
+    out.ratio = contiguous(work.ratio)
+    out.run_first = contiguous(work.run_first)
+    out.run_flex = contiguous(work.run_flex)
+    out.run_num = contiguous(work.run_num)
+    out.run_begin = contiguous(work.run_begin)
+    out.run_end = contiguous(work.run_end)
+    out.run_scale = contiguous(work.run_scale)
+    out.run_skip = contiguous(work.run_skip)
+    out.wrap_error = contiguous(work.wrap_error)
+    return out
+
+
+@wp.func(inline=True)
+def refresh_moving_guide_frames(
+    tm: TendonModel, bodies: BodyModel, t: int, body_q: wp.array(dtype=wp.transform), geo: TendonGeometry
+):
+    """``cache_guide_frames`` for the guides of tendon t on moving bodies only (the others' frames,
+    cached earlier in the step, are still valid)."""
+    for g in range(tm.start[t], tm.start[t + 1]):
+        b = tm.guide_body[g]
+        if is_moving_body(bodies, b):
+            pose = body_q[b]
+            geo.point[g] = wp.transform_point(pose, tm.guide_offset[g])
+            if is_roller(tm, g):
+                geo.axis[g] = wp.normalize(wp.transform_vector(pose, tm.guide_axis[g]))
+
+
+@wp.func(inline=True)
+def relax_tendon_vbd(
+    tm: TendonModel,
+    bodies: BodyModel,
+    t: int,
+    reuse: int,
+    penalty: float,
+    k_max: float,
+    max_sweeps: int,
+    settle_tol: float,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    hist: TendonHistory,
+    work: TendonWork,
+    geo: TendonGeometry,
+    lin: TendonLinearization,
+):
+    """``relax_tendon`` for SolverVBD, which calls it once per iteration of a step, together with the
+    part of each span's linearization that does not depend on the material (``linearize_tendons``
+    adds the stretch ``c0`` once the material has moved).
+
+    With ``reuse`` != 0 (every iteration after the first) a span whose two end bodies do not move
+    keeps the geometry and the linearized row of the step's first iteration (tangent points,
+    effective length, inverse mass 0, penalty, zero gradients), and only the guide frames of moving
+    bodies are refreshed. That geometry is a function of the end bodies' poses and of the material
+    points, and neither changes between the iterations of a step: the body sweep moves only dynamic
+    bodies, and ``begin_step`` alone sets the material points and the route. The results are
+    therefore the same bits as recomputing; a span between two fixed rollers saves its tangent-point
+    iteration (``ROLLER_PAIR_WARM_ITERATIONS`` passes) in 7 of 8 iterations. A moving span's row
+    reuses the direction, arms and inverse mass the relaxation measured. Steps 2 and 3 are
+    ``relax_tendon``'s, unchanged.
+    """
+    rest = hist.rest
+    active = hist.active
+    ml = hist.ml
+    mr = hist.mr
+    l0 = work.l0
+    lam = work.lam
+    lam_hat = work.lam_hat
+    stiff = work.stiff
+    xl_buf = work.xl
+    xr_buf = work.xr
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    dt2 = dt * dt
+
+    # 1. Geometry and predicted multipliers (geometry cached in geo for the later phases), and the
+    #    material-independent part of each span's row.
+    if reuse == 0:
+        cache_body_guide_frames(tm, t, body_q, geo)
+        for g in range(g0, g1):
+            lin.slot_span[2 * g] = -1
+            lin.slot_span[2 * g + 1] = -1
+    else:
+        refresh_moving_guide_frames(tm, bodies, t, body_q, geo)
+    for g in range(g0 + 1, g1):
+        s = seg_index(t, g)
+        if active[g] == 0:
+            continue
+        gl = left_guide(g, active)
+        bypass = gl != g - 1
+        bl = tm.guide_body[gl]
+        br = tm.guide_body[g]
+        moving_l = is_moving_body(bodies, bl)
+        moving_r = is_moving_body(bodies, br)
+        if not moving_l and not moving_r and (reuse != 0 or world_span(tm, gl, g)):
+            # Both ends fixed for the whole step: the geometry (inverse mass 0) of the step's first
+            # iteration, or of ``begin_step`` for a span between world guides, which exerts nothing.
+            if reuse == 0:
+                lin.k[s] = 0.0
+                lin.bl[s] = -1
+                lin.br[s] = -1
+            length = geo.length[s]
+            cval = length - rest[s]
+            comp = span_compliance(tm, s, bypass)
+            alpha = comp / dt2
+            gamma = comp * span_damping(tm, s, bypass) / dt
+            denom = wp.max((1.0 + gamma) * geo.w[s] + alpha, DENOM_FLOOR)
+            lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
+            stiff[s] = 1.0 / denom
+            continue
+        xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
+        d = xr - xl
+        dl = wp.length(d)
+        n = wp.vec3()
+        if dl > 1.0e-9:
+            n = d / dl
+        # Generalized inverse mass (``span_inv_mass``), keeping each end's arm and response.
+        w = float(0.0)
+        arm_l = wp.vec3()
+        arm_r = wp.vec3()
+        resp_l = wp.vec3()
+        resp_r = wp.vec3()
+        if bl == br:
+            if moving_r:
+                ang = wp.cross(xr - xl, n)
+                w = wp.dot(ang, world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * ang)
+        else:
+            if moving_l:
+                arm_l = wp.cross(xl - wp.transform_point(body_q[bl], bodies.com[bl]), n)
+                resp_l = world_inv_inertia(body_q[bl], bodies.inv_inertia[bl]) * arm_l
+                w = w + (bodies.inv_mass[bl] + wp.dot(arm_l, resp_l))
+            if moving_r:
+                arm_r = wp.cross(xr - wp.transform_point(body_q[br], bodies.com[br]), n)
+                resp_r = world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * arm_r
+                w = w + (bodies.inv_mass[br] + wp.dot(arm_r, resp_r))
+        geo.length[s] = length
+        geo.w[s] = w
+        geo.arm_l[s] = arm_l
+        geo.arm_r[s] = arm_r
+        geo.resp_l[s] = resp_l
+        geo.resp_r[s] = resp_r
+        cval = length - rest[s]
+        comp = span_compliance(tm, s, bypass)
+        alpha = comp / dt2
+        gamma = comp * span_damping(tm, s, bypass) / dt
+        denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
+        lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
+        stiff[s] = 1.0 / denom
+        xl_buf[s] = xl
+        xr_buf[s] = xr
+        # The span's row (``TendonLinearization``; c0 follows the material relaxation). A span of
+        # zero length or with both ends on one body exerts nothing (k = 0).
+        k = float(0.0)
+        jl = wp.spatial_vector()
+        jr = wp.spatial_vector()
+        row_l = int(-1)
+        row_r = int(-1)
+        slot = int(-1)
+        if dl > 1.0e-9 and bl != br:
+            k_pen = k_max
+            if w * dt2 * k_max > penalty:
+                k_pen = penalty / (w * dt2)
+            k = 1.0 / (comp + 1.0 / k_pen)
+            lin.dl0[s] = length - l0[s]
+            lin.comp[s] = comp
+            lin.damp[s] = 0.0
+            if comp > 0.0:
+                lin.damp[s] = span_damping(tm, s, bypass) / dt
+            slot = s
+            # Length gradients (``length_gradient``): (-n, (x_l - c_l) x -n) and (n, (x_r - c_r) x n).
+            if moving_l:
+                row_l = bl
+                jl = wp.spatial_vector(-n, -arm_l)
+                lin.ql[s] = body_q[bl]
+            if moving_r:
+                row_r = br
+                jr = wp.spatial_vector(n, arm_r)
+                lin.qr[s] = body_q[br]
+        lin.k[s] = k
+        lin.jl[s] = jl
+        lin.jr[s] = jr
+        lin.bl[s] = row_l
+        lin.br[s] = row_r
+        lin.slot_span[2 * gl + 1] = slot
+        lin.slot_span[2 * g] = slot
+
+    relax_material(tm, t, max_sweeps, settle_tol, hist, work, geo)
+
+
+@wp.func
+def pose_change_or_zero(q: wp.transform, q_ref: wp.transform, com: wp.vec3):
+    """``pose_change(q, q_ref, com)``, returned as exact zeros without evaluating the rotation vector
+    when the two poses are the same bits: the body sweep meets that case for a body's own span ends
+    on its first Newton pass of an iteration (it has not moved since the rows were linearized), where
+    ``pose_change`` also gives exact zeros on the CPU (its translation is a difference of equal
+    values, and ``q q^-1`` has an exactly zero vector part)."""
+    if q == q_ref:
+        return wp.spatial_vector()
+    return pose_change(q, q_ref, com)
+
+
 @wp.func
 def linearized_stretch(bodies: BodyModel, lin: TendonLinearization, s: int, body_q: wp.array(dtype=wp.transform)):
-    """Change of span s's length [m] since its linearization, to first order in the end bodies' motion."""
+    """Change of span s's length [m] since its linearization, to first order in the end bodies'
+    motion: ``J_l . d_l + J_r . d_r`` with ``d`` each end body's pose change from ``ql``/``qr`` to
+    ``body_q`` (COM translation [m], rotation vector [rad]) and ``J`` the length gradients [1, m]."""
     stretch = float(0.0)
     bl = lin.bl[s]
     br = lin.br[s]
     if bl >= 0:
-        stretch = stretch + wp.dot(lin.jl[s], pose_change(body_q[bl], lin.body_q_lin[bl], bodies.com[bl]))
+        stretch = stretch + wp.dot(lin.jl[s], pose_change_or_zero(body_q[bl], lin.ql[s], bodies.com[bl]))
     if br >= 0:
-        stretch = stretch + wp.dot(lin.jr[s], pose_change(body_q[br], lin.body_q_lin[br], bodies.com[br]))
+        stretch = stretch + wp.dot(lin.jr[s], pose_change_or_zero(body_q[br], lin.qr[s], bodies.com[br]))
     return stretch
 
 
@@ -1165,6 +1427,29 @@ def linearized_tension(bodies: BodyModel, lin: TendonLinearization, s: int, body
     return wp.max(al_tension(lin, s, dl) + lin.damp[s] * (lin.dl0[s] + dl), 0.0)
 
 
+@wp.func
+def update_tendon_span_duals(
+    tm: TendonModel,
+    bodies: BodyModel,
+    t: int,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    lin: TendonLinearization,
+    lam_hat: wp.array(dtype=float),
+    lam_felt: wp.array(dtype=float),
+):
+    """The dual step of tendon t's spans after a body sweep (``update_span_duals``)."""
+    for g in range(tm.start[t] + 1, tm.start[t + 1]):
+        s = seg_index(t, g)
+        # A span no moving body feels (immovable or same-body ends) reports the tension the
+        # material relaxation gave it, as XPBD does.
+        lam_felt[s] = wp.max(lam_hat[s], 0.0)
+        if lin.k[s] > 0.0:
+            dl = linearized_stretch(bodies, lin, s, body_q)
+            lam_felt[s] = wp.max(al_tension(lin, s, dl) + lin.damp[s] * (lin.dl0[s] + dl), 0.0) * dt * dt
+            lin.lam[s] = wp.max(al_tension(lin, s, dl), 0.0)
+
+
 @wp.kernel(module=VBD_MODULE)
 def update_span_duals(
     tm: TendonModel,
@@ -1178,17 +1463,11 @@ def update_span_duals(
 ):
     """After a VBD sweep: the dual step ``lambda <- max(T_al, 0)`` of every active span, and
     ``lam_felt = T dt^2`` with T the tension its row exerted (the multiplier ``relax_tendon``
-    predicts from and the inextensible spans' reported tension). Inactive spans report 0."""
+    predicts from and the inextensible spans' reported tension). Inactive spans report 0.
+    SolverVBD launches it after the last sweep only: ``linearize_tendons`` takes the earlier
+    iterations' dual steps."""
     t = wp.tid()
-    for g in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, g)
-        # A span no moving body feels (immovable or same-body ends) reports the tension the
-        # material relaxation gave it, as XPBD does.
-        lam_felt[s] = wp.max(lam_hat[s], 0.0)
-        if lin.k[s] > 0.0:
-            dl = linearized_stretch(bodies, lin, s, body_q)
-            lam_felt[s] = wp.max(al_tension(lin, s, dl) + lin.damp[s] * (lin.dl0[s] + dl), 0.0) * dt * dt
-            lin.lam[s] = wp.max(al_tension(lin, s, dl), 0.0)
+    update_tendon_span_duals(tm, bodies, t, dt, body_q, lin, lam_hat, lam_felt)
 
 
 @wp.kernel(module=VBD_MODULE)
@@ -1202,79 +1481,49 @@ def linearize_tendons(
     settle_tol: float,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
+    lam_in: wp.array(dtype=float),
     # In/out (material transfer writes hist.rest):
     hist: TendonHistory,
     work: TendonWork,
     geo: TendonGeometry,
-    # Out:
     lin: TendonLinearization,
 ):
-    """VBD pass over a tendon: the shared geometry and material relaxation (``relax_tendon``), then
-    each span's row linearized at the current pose (see ``TendonLinearization``).
+    """VBD pass over a tendon: the dual step of the previous iteration's rows, the shared geometry
+    and material relaxation (``relax_tendon_vbd``), then each span's row linearized at the current
+    pose (see ``TendonLinearization``).
 
-    Force on an end body ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while taut (Gauss-Newton,
-    positive semidefinite). A span with both ends on one body exerts nothing on it (``k = 0``).
+    The dual step is ``update_span_duals`` for the rows the previous iteration linearized (``lin``
+    still holds them), done here rather than in a launch of its own; the first iteration of a step
+    (``first`` != 0) has no previous rows and starts from zero felt tension, and takes the spans'
+    multipliers from the previous step (``lam_in``, that step's ``State.tendon_segment_multiplier``;
+    ``lin.lam`` is this step's output State array). Force on an end body
+    ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while taut (Gauss-Newton, positive semidefinite). A
+    span with both ends on one body exerts nothing on it (``k = 0``).
     """
     t = wp.tid()
-    relax_tendon(tm, bodies, t, max_sweeps, settle_tol, dt, body_q, hist, work, geo)
+    work = contiguous_work(work)
+    if first != 0:
+        for g in range(tm.start[t] + 1, tm.start[t + 1]):
+            s = seg_index(t, g)
+            work.lam[s] = 0.0  # nothing exerted yet: relax_tendon predicts from zero
+            lin.lam[s] = lam_in[s]
+    else:
+        update_tendon_span_duals(tm, bodies, t, dt, body_q, lin, work.lam_hat, work.lam)
+    relax_tendon_vbd(tm, bodies, t, 1 - first, penalty, k_max, max_sweeps, settle_tol, dt, body_q, hist, work, geo, lin)
+    # The rows' stretch at this pose, after the material moved (their other terms came with the geometry).
     active = hist.active
     rest = hist.rest
-    l0 = work.l0
-    g0 = tm.start[t]
-    g1 = tm.start[t + 1]
-    dt2 = dt * dt
-    for g in range(g0, g1):
-        lin.slot_span[2 * g] = -1
-        lin.slot_span[2 * g + 1] = -1
-    for g in range(g0 + 1, g1):
+    for g in range(tm.start[t] + 1, tm.start[t + 1]):
         s = seg_index(t, g)
-        lin.k[s] = 0.0
-        lin.jl[s] = wp.spatial_vector()
-        lin.jr[s] = wp.spatial_vector()
-        lin.bl[s] = -1
-        lin.br[s] = -1
         if active[g] == 0:
+            lin.k[s] = 0.0
             lin.lam[s] = 0.0
-            continue
-        gl = left_guide(g, active)
-        bypass = gl != g - 1
-        xl = work.xl[s]
-        xr = work.xr[s]
-        d = xr - xl
-        dl = wp.length(d)
-        bl = tm.guide_body[gl]
-        br = tm.guide_body[g]
-        if dl <= 1.0e-9 or bl == br:
-            continue
-        n = d / dl
-        # Length at this pose (the free part plus the arcs wound since the step began) and the
-        # row's inverse mass, as relax_tendon measured them.
-        length = geo.length[s]
-        comp = span_compliance(tm, s, bypass)
-        w = geo.w[s]
-        k_pen = k_max
-        if w * dt2 * k_max > penalty:
-            k_pen = penalty / (w * dt2)
-        lin.c0[s] = length - rest[s]
-        if first != 0 and lin.c0[s] < 0.0:
-            # Slack at the step's predicted pose: last step's tension does not carry over (it
-            # would pull the slack cable until k |C| outgrew it).
-            lin.lam[s] = 0.0
-        lin.dl0[s] = length - l0[s]
-        lin.comp[s] = comp
-        lin.k[s] = 1.0 / (comp + 1.0 / k_pen)
-        lin.damp[s] = 0.0
-        if comp > 0.0:
-            lin.damp[s] = span_damping(tm, s, bypass) / dt
-        lin.slot_span[2 * gl + 1] = s
-        lin.slot_span[2 * g] = s
-        # Length gradients (``length_gradient``): (-n, (x_l - c_l) x -n) and (n, (x_r - c_r) x n).
-        if is_moving_body(bodies, bl):
-            lin.bl[s] = bl
-            lin.jl[s] = wp.spatial_vector(-n, -geo.arm_l[s])
-        if is_moving_body(bodies, br):
-            lin.br[s] = br
-            lin.jr[s] = wp.spatial_vector(n, geo.arm_r[s])
+        elif lin.k[s] > 0.0:
+            lin.c0[s] = geo.length[s] - rest[s]
+            if first != 0 and lin.c0[s] < 0.0:
+                # Slack at the step's predicted pose: last step's tension does not carry over (it
+                # would pull the slack cable until k |C| outgrew it).
+                lin.lam[s] = 0.0
 
 
 # ----------------------------------------------------------------------------------------------

@@ -517,6 +517,17 @@ def add_tendon_slot(
     return fx, ft, hxx, hxt, htt, idle
 
 
+@wp.func
+def slot_run_end(bodies: BodyModel, begin: int, end: int, bound: int):
+    """First index in [begin, end) of a body's sorted slot list whose slot is >= bound (end if none)."""
+    i = begin
+    while i < end:
+        if bodies.slot[i] >= bound:
+            break
+        i += 1
+    return i
+
+
 # ----------------------------------------------------------------------------------------------
 # Kernels
 
@@ -702,47 +713,58 @@ def _make_solve_body_colour(with_transmissions: bool, module: str):
         hxt = wp.mat33(0.0)
         htt = inertia_w * inv_h2
         idle = int(0)
-        for i in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
+        # A body's slots are sorted (``finalize``): joint slots, then tendon guide slots, then
+        # transmission slots, then contacts. One loop per kind over its run of the list adds the rows
+        # in the same order as one loop with a branch per kind, without merging the four branches'
+        # results (the 6x6 system, three mat33) at every slot, which went through memory.
+        slot_begin = bodies.slot_start[b]
+        slot_end = bodies.slot_start[b + 1]
+        joint_end = slot_run_end(bodies, slot_begin, slot_end, joint_slot_count)
+        for i in range(slot_begin, joint_end):
             s = bodies.slot[i]
-            if s < joint_slot_count:
-                fx, ft, hxx, hxt, htt, idle = add_joint(
-                    fx,
-                    ft,
-                    hxx,
-                    hxt,
-                    htt,
-                    idle,
-                    bodies,
-                    joints,
-                    joint_duals,
-                    s // 2,
-                    s % 2 == 1,
-                    inv_h2,
-                    dt,
-                    body_q,
-                    joint_target_pos,
-                    joint_target_vel,
-                    joint_q_prev,
-                )
-            elif s < xs.tendon_slot_end:
-                fx, ft, hxx, hxt, htt, idle = add_tendon_slot(
-                    fx, ft, hxx, hxt, htt, idle, bodies, lin, s - joint_slot_count, body_q
-                )
-            elif s < summed_slot_count:
-                # A transmission tendon or coupling acts once per body, at the first of its slots here
-                # (compiled only into the variant for models with transmissions).
-                if wp.static(with_transmissions):
-                    owner = transmission_owner(xs, s - xs.tendon_slot_end)
-                    first = bool(True)
-                    if i > bodies.slot_start[b]:
-                        sp = bodies.slot[i - 1]
-                        if sp >= xs.tendon_slot_end and transmission_owner(xs, sp - xs.tendon_slot_end) == owner:
-                            first = False
-                    if first:
-                        fx, ft, hxx, hxt, htt = add_transmission(
-                            fx, ft, hxx, hxt, htt, bodies, xs, owner, b, dt, body_delta
-                        )
-            elif has_contacts != 0:
+            fx, ft, hxx, hxt, htt, idle = add_joint(
+                fx,
+                ft,
+                hxx,
+                hxt,
+                htt,
+                idle,
+                bodies,
+                joints,
+                joint_duals,
+                s // 2,
+                s % 2 == 1,
+                inv_h2,
+                dt,
+                body_q,
+                joint_target_pos,
+                joint_target_vel,
+                joint_q_prev,
+            )
+        tendon_end = slot_run_end(bodies, joint_end, slot_end, xs.tendon_slot_end)
+        for i in range(joint_end, tendon_end):
+            fx, ft, hxx, hxt, htt, idle = add_tendon_slot(
+                fx, ft, hxx, hxt, htt, idle, bodies, lin, bodies.slot[i] - joint_slot_count, body_q
+            )
+        summed_end = slot_run_end(bodies, tendon_end, slot_end, summed_slot_count)
+        if wp.static(with_transmissions):
+            # A transmission tendon or coupling acts once per body, at the first of its slots here
+            # (compiled only into the variant for models with transmissions).
+            for i in range(tendon_end, summed_end):
+                s = bodies.slot[i]
+                owner = transmission_owner(xs, s - xs.tendon_slot_end)
+                first = bool(True)
+                if i > bodies.slot_start[b]:
+                    sp = bodies.slot[i - 1]
+                    if sp >= xs.tendon_slot_end and transmission_owner(xs, sp - xs.tendon_slot_end) == owner:
+                        first = False
+                if first:
+                    fx, ft, hxx, hxt, htt = add_transmission(
+                        fx, ft, hxx, hxt, htt, bodies, xs, owner, b, dt, body_delta
+                    )
+        if has_contacts != 0:
+            for i in range(summed_end, slot_end):
+                s = bodies.slot[i]
                 c = (s - summed_slot_count) // 2
                 fx, ft, hxx, hxt, htt, idle = add_contact(
                     fx,

@@ -31,6 +31,16 @@ def _positive(name: str, value, lo: float = 0.0, hi: float = np.inf, closed_lo: 
     return v
 
 
+def _require_contiguous(*structs):
+    """Raise unless every array field of the Warp struct instances is contiguous: ``linearize_tendons``
+    indexes them as contiguous views (``cable.contiguous_work``) for speed."""
+    for st in structs:
+        for name in st._cls.vars:
+            arr = getattr(st, name)
+            if isinstance(arr, wp.array) and not arr.is_contiguous:
+                raise ValueError(f"SolverVBD: {st._cls.key}.{name} must be a contiguous array")
+
+
 class SolverVBD(SolverBase):
     """Rigid bodies solved by vertex block descent with augmented-Lagrangian hard constraints.
 
@@ -111,7 +121,8 @@ class SolverVBD(SolverBase):
 
         ns = max(m.tendon_segment_count, 1)
         lin = cable_kernels.TendonLinearization()
-        lin.body_q_lin = wp.zeros(m.body_count, dtype=wp.transform, device=dev)
+        lin.ql = wp.zeros(ns, dtype=wp.transform, device=dev)
+        lin.qr = wp.zeros(ns, dtype=wp.transform, device=dev)
         lin.slot_span = wp.full(max(2 * m.tendon_guide_count, 1), -1, dtype=wp.int32, device=dev)
         lin.k = wp.zeros(ns, dtype=float, device=dev)
         lin.jl = wp.zeros(ns, dtype=wp.spatial_vector, device=dev)
@@ -123,7 +134,6 @@ class SolverVBD(SolverBase):
         lin.comp = wp.zeros(ns, dtype=float, device=dev)
         lin.damp = wp.zeros(ns, dtype=float, device=dev)
         self._tendon_lin = lin
-        self._tendon_geo = cable_kernels.make_tendon_geometry(m.tendon_guide_count, m.tendon_segment_count, dev)
         # relax_tendon predicts from the tension the rows exerted in the last sweep (times dt^2),
         # kept privately: the public tendon_segment_lambda (XPBD's multiplier) stays zero.
         self._tendon_work.lam = wp.zeros(ns, dtype=float, device=dev)
@@ -143,6 +153,7 @@ class SolverVBD(SolverBase):
         xs.slot_count = m.transmission_slot_count
         xs.rho = self.transmission_penalty
         self._xs = xs
+        _require_contiguous(self._tendon_work)
 
     # ------------------------------------------------------------------------------------------
 
@@ -190,16 +201,14 @@ class SolverVBD(SolverBase):
         self._xs.scratch = self._transmission_scratch  # rebound term coordinates
         has_contacts = contacts is not None and m.contact_capacity > 0
         contact_data = contacts.data() if has_contacts else self._no_contacts
-        if m.tendon_count:
-            self._tendon_work.lam.zero_()  # nothing exerted yet: relax_tendon predicts from zero
         # Models without transmission tendons or couplings sweep with the kernel compiled without them.
         if m.transmission_count or m.coupling_count:
             sweep = vbd_kernels.solve_body_colour_transmissions
         else:
             sweep = vbd_kernels.solve_body_colour
+        lin = self._tendon_lin
         for it in range(self.iterations):
             if m.tendon_count:
-                wp.copy(self._tendon_lin.body_q_lin, state_out.body_q)
                 wp.launch(
                     cable_kernels.linearize_tendons,
                     dim=m.tendon_count,
@@ -213,11 +222,12 @@ class SolverVBD(SolverBase):
                         self.tendon_settle_tol,
                         dt,
                         state_out.body_q,
+                        state_in.tendon_segment_multiplier,
                         state_out.tendon_history,
                         self._tendon_work,
                         self._tendon_geo,
+                        lin,
                     ],
-                    outputs=[self._tendon_lin],
                     device=dev,
                 )
             for group in self._colour_groups:
@@ -237,7 +247,7 @@ class SolverVBD(SolverBase):
                         state_in.body_q,
                         contact_data,
                         int(has_contacts),
-                        self._tendon_lin,
+                        lin,
                         self._xs,
                         self._joint_duals,
                         self._contact_duals,
@@ -245,7 +255,8 @@ class SolverVBD(SolverBase):
                     outputs=[state_out.body_q, self._body_delta],
                     device=dev,
                 )
-            if m.tendon_count:
+            if m.tendon_count and it == self.iterations - 1:
+                # The last sweep's dual step (earlier ones are taken by the next linearize_tendons).
                 wp.launch(
                     cable_kernels.update_span_duals,
                     dim=m.tendon_count,
@@ -254,7 +265,7 @@ class SolverVBD(SolverBase):
                         self._bodies,
                         dt,
                         state_out.body_q,
-                        self._tendon_lin,
+                        lin,
                         self._tendon_work.lam_hat,
                     ],
                     outputs=[self._tendon_work.lam],
@@ -348,16 +359,16 @@ class SolverVBD(SolverBase):
         for name in ("joint_multiplier", "joint_limit_multiplier", "contact_multiplier"):
             if getattr(state_out, name).shape[0]:
                 getattr(state_out, name).zero_()
-        if m.tendon_segment_count:
-            # Span tensions are warm-started (a stiff cable at a large step needs them); a span
-            # that is slack at the step start drops its tension in linearize_tendons' first pass.
-            wp.copy(state_out.tendon_segment_multiplier, state_in.tendon_segment_multiplier)
+        # Span tensions are warm-started (a stiff cable at a large step needs them): linearize_tendons'
+        # first pass copies them from state_in, and drops the tension of a span slack at the step start.
         self._joint_duals.lam = state_out.joint_multiplier
         self._joint_duals.lam_lim = state_out.joint_limit_multiplier
-        self._joint_duals.rho_lin.fill_(rho)
-        self._joint_duals.rho_ang.fill_(rho)
+        if m.joint_count:
+            self._joint_duals.rho_lin.fill_(rho)
+            self._joint_duals.rho_ang.fill_(rho)
         self._contact_duals.lam = state_out.contact_multiplier if m.contact_capacity else self._unused_contact_lam
-        self._contact_duals.rho.fill_(rho)
+        if m.contact_capacity:
+            self._contact_duals.rho.fill_(rho)
         self._tendon_lin.lam = state_out.tendon_segment_multiplier
 
     def _predict(self, state_in: State, state_out: State, control: Control, dt: float):
