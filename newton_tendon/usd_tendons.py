@@ -533,16 +533,34 @@ def _mjc_properties(prim, frames: _Frames) -> dict:
 
 
 def _limited_range(prim, limited_name: str, lo_name: str, hi_name: str):
-    """(lower, upper) when MuJoCo would enforce the range, else (None, None); 'auto' means authored."""
+    """(lower, upper) when MuJoCo would enforce the range, else (None, None).
+
+    MuJoCo's rules, as in the MJCF importer: 'auto' limits an authored range; an explicit 'true'
+    needs lower < upper and rejects anything else (lower == upper is not a lock); under 'auto' a
+    range with lower >= upper is left unlimited, with a logged warning."""
     limited = _read(prim, limited_name, "limited", "auto")
     lo = _read(prim, lo_name, "real", None)
     hi = _read(prim, hi_name, "real", None)
     if limited == "false" or (limited == "auto" and lo is None and hi is None):
         return None, None
     lo, hi = (lo or 0.0), (hi or 0.0)
-    if lo > hi:
-        raise ValueError(f"{prim.GetPath()}: {lo_name} ({lo}) must be <= {hi_name} ({hi})")
-    return lo, hi
+    if lo < hi:
+        return lo, hi
+    if limited == "true":
+        raise ValueError(
+            f"{prim.GetPath()}: {lo_name} ({lo}) must be < {hi_name} ({hi}) when {limited_name} is 'true' "
+            "(MuJoCo rejects lower >= upper)"
+        )
+    _log.warning(
+        "%s: %s (%s) >= %s (%s); as in MuJoCo, %s='auto' leaves it unlimited",
+        prim.GetPath(),
+        lo_name,
+        lo,
+        hi_name,
+        hi,
+        limited_name,
+    )
+    return None, None
 
 
 def _newton_only_scales(m: float, f: float, kg: float) -> dict:
@@ -1224,7 +1242,8 @@ def _write_transmission_properties(prim, props: dict, m: float, f: float, kg: fl
         ),
     ):
         lo, hi = float(props[lo_key]), float(props[hi_key])
-        both = math.isfinite(lo) and math.isfinite(hi)
+        # MuJoCo's range needs lower < upper: a lock (lower == upper) travels as Newton attributes.
+        both = math.isfinite(lo) and math.isfinite(hi) and lo < hi
         _set(prim, limited, Sdf.ValueTypeNames.Token, "true" if both else "false", custom=False)
         if both:
             _set(prim, rmin, dbl, lo / scale, custom=False)

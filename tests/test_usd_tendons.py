@@ -326,6 +326,28 @@ def test_mjc_fixture_matches_hand_built():
         assert_arrays(path_arrays(model), want_path, exact=False)
 
 
+def test_mjc_auto_limits_follow_mujoco(caplog):
+    """MuJoCo's range rules (as in the MJCF importer): under mjc:limited = 'auto' an authored range
+    limits the tendon, and a range with lower >= upper leaves it unlimited with a warning (an
+    explicit 'true' rejects it, see MJC_CASES)."""
+    limits = {}
+    for lo in (1.0, 4.0, 5.0):
+        stage = fixture_stage("tendon_mjc_arm.usda")
+        _mjc(stage, "spatial").GetAttribute("mjc:limited").Set("auto")
+        _mjc(stage, "spatial").GetAttribute("mjc:range:min").Set(lo)
+        b = nt.ModelBuilder()
+        body_map = arm_bodies(b)
+        with caplog.at_level("WARNING", logger="newton_tendon.usd_tendons"):
+            caplog.clear()
+            ut.import_usd_tendons(b, stage, body_map, 1.0, IDENTITY_Q)
+        props = b.transmission_properties[0]
+        limits[lo] = (props.get("lower_limit"), props.get("upper_limit"), "leaves it unlimited" in caplog.text)
+    assert limits[1.0] == (1.0, 4.0, False)
+    for lo in (4.0, 5.0):
+        assert limits[lo][2], lo
+        assert limits[lo][:2] in ((None, None), (-math.inf, math.inf)), limits[lo]
+
+
 def mujoco_lengths(mujoco, model, data, qpos):
     data.qpos[:] = qpos
     mujoco.mj_forward(model, data)
@@ -414,8 +436,11 @@ def round_trip_scene() -> nt.ModelBuilder:
         [0, 1],
         [0.3, -2.0],
         label="fixed",
-        lower_limit=-1.0,
-        upper_limit=1.0,
+        # A lock (lower == upper) has no MuJoCo range (it needs lower < upper): Newton attributes.
+        lower_limit=0.4,
+        upper_limit=0.4,
+        actuation_lower=-2.0,
+        actuation_upper=2.0,
         limit_compliance=1e-3,
         position_gain=5.0,
         velocity_gain=0.5,
@@ -744,7 +769,12 @@ MJC_CASES = {
     "reversed range": (
         lambda s: _mjc(s, "spatial").GetAttribute("mjc:range:min").Set(5.0),
         ValueError,
-        r"mjc:range:min \(5.0\) must be <= mjc:range:max",
+        r"mjc:range:min \(5.0\) must be < mjc:range:max \(4.0\) when mjc:limited is 'true'",
+    ),
+    "equal range, limited true": (
+        lambda s: _mjc(s, "spatial").GetAttribute("mjc:range:min").Set(4.0),
+        ValueError,
+        r"mjc:range:min \(4.0\) must be < mjc:range:max \(4.0\)",
     ),
     "bad limited token": (
         lambda s: _mjc(s, "spatial").GetAttribute("mjc:limited").Set("maybe"),
