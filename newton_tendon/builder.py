@@ -104,6 +104,22 @@ def _label(owner: str, label, default: str) -> str:
     return label
 
 
+def _check_label_clash(owner: str, kind: str, labels, worlds, new_labels, new_worlds):
+    """Raise if a new (label, world) pair names an entity that already exists there: labels of
+    transmission tendons and couplings are unique within a world (world -1 is shared by all)."""
+    taken: dict[str, set[int]] = {}
+    for label, w in zip(labels, worlds, strict=True):
+        taken.setdefault(label, set()).add(w)
+    for label, w in zip(new_labels, new_worlds, strict=True):
+        have = taken.get(label, set())
+        if w in have or (have and (w == -1 or -1 in have)):
+            raise ValueError(
+                f"{owner}: {kind} label {label!r} already exists in world {w}; labels are unique per world "
+                "(pass label_prefix to rename the added ones)"
+            )
+        taken.setdefault(label, set()).add(w)
+
+
 class ModelBuilder(TransmissionBuilder):
     """Collects a scene and turns it into a :class:`Model` with :meth:`finalize`.
 
@@ -1085,6 +1101,24 @@ class ModelBuilder(TransmissionBuilder):
             mine = self.custom_attributes.get(name)
             if mine is not None and mine != attr:
                 raise ValueError(f"{owner}: custom attribute '{name}' is declared differently in both builders")
+        for kind, labels, worlds, new_labels, new_worlds in (
+            (
+                "transmission tendon",
+                self.transmission_label,
+                self.transmission_world,
+                other.transmission_label,
+                other.transmission_world,
+            ),
+            ("tendon coupling", self.coupling_label, self.coupling_world, other.coupling_label, other.coupling_world),
+        ):
+            _check_label_clash(
+                owner,
+                kind,
+                labels,
+                worlds,
+                [label_prefix + s for s in new_labels],
+                [remap_world(w) for w in new_worlds],
+            )
         b0 = self.body_count
         s0 = self.shape_count
         j0 = self.joint_count

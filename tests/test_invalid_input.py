@@ -386,6 +386,21 @@ for tag, v in (("type-str", "0"), ("type-float", 0.0)):
 for tag, v in (("type-int", 5), ("type-none", None), ("type-bytes", b"w/")):
     row(f"add-builder-label_prefix-{tag}", lambda b, v=v: b.add_builder(small(), label_prefix=v), TypeError, AB,
         "label_prefix")  # fmt: skip
+
+
+def labelled(kind: str) -> ModelBuilder:
+    """A builder whose transmission tendon or coupling label clashes with ``scene()``'s."""
+    s = ModelBuilder()
+    p = s.add_link(mass=1.0, inertia=np.eye(3))
+    s.add_joint_revolute(-1, p, axis=(0.0, 0.0, 1.0))
+    s.add_fixed_tendon([0], [1.0], label="fx" if kind == "transmission" else "other")
+    if kind == "coupling":
+        s.add_tendon_coupling(0, None, [0.0, 1.0], label="cp")
+    return s
+
+
+for kind in ("transmission", "coupling"):
+    row(f"add-builder-{kind}-label-clash", lambda b, k=kind: b.add_builder(labelled(k)), ValueError, AB, "label")
 AW = r"add_world|add_builder"
 for tag, v in (("type-str", "b"), ("type-int", 5)):
     row(f"add-world-other-{tag}", lambda b, v=v: b.add_world(v), TypeError, AW, "other")

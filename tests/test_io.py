@@ -588,10 +588,10 @@ def test_save_refuses_a_transmission_that_add_builder_moved_away_from_its_bodies
 
 
 def test_duplicate_labels_made_by_the_builder_round_trip():
-    """The builder keeps transmission and coupling labels unique only when one is passed explicitly to
-    ``add_spatial_tendon``/``add_fixed_tendon``/``add_tendon_coupling``: ``add_builder`` without a
-    prefix and a default label equal to an earlier explicit one both make duplicates. A saved file
-    holds no record of how a label arrived, so load accepts duplicates and such builders round-trip."""
+    """The builder checks explicit transmission and coupling labels (``add_spatial_tendon``,
+    ``add_fixed_tendon``, ``add_tendon_coupling``) and those ``add_builder`` brings into a world, but a
+    default label equal to an earlier explicit one still makes a duplicate. A saved file holds no
+    record of how a label arrived, so load accepts duplicates and such builders round-trip."""
 
     def part():
         p = nt.ModelBuilder()
@@ -602,11 +602,13 @@ def test_duplicate_labels_made_by_the_builder_round_trip():
 
     b = nt.ModelBuilder()
     b.add_builder(part())
-    b.add_builder(part())
+    with pytest.raises(ValueError, match="add_builder: transmission tendon label 's' already exists in world -1"):
+        b.add_builder(part())
+    b.add_builder(part(), label_prefix="second/")
     b.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=0)], label="spatial_tendon_3")
     b.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=1)])
-    assert b.transmission_label == ["s", "s", "spatial_tendon_3", "spatial_tendon_3"]
-    assert b.coupling_label == ["c", "c"]
+    assert b.transmission_label == ["s", "second/s", "spatial_tendon_3", "spatial_tendon_3"]
+    assert b.coupling_label == ["c", "second/c"]
     assert_builders_equal(b, io.loads(io.dumps(b)))
 
 
