@@ -233,8 +233,16 @@ FLOOR_ATOL = 1.0e-6
 CAPSTAN_ULPS = 4.0
 
 
-def axial_tension(material, damping, s):
-    return max(float(material[s]) + float(damping[s]), 0.0)
+def applied_tension(solver) -> np.ndarray:
+    """Tension [N] each span's row applied to the bodies in the step: XPBD's multiplier lambda/dt^2,
+    SolverVBD's tension of the last sweep (its private ``_tendon_work.lam``, T dt^2). The capstan
+    bound is enforced on these (the material relaxation runs on the predicted multipliers). The
+    reported material tension of a compliant span is its constitutive (l - L)/c instead, which also
+    holds the row's residual after ITERATIONS iterations divided by c: a fuzz case at c = 1.8e-6 m/N
+    reported 63.6 N (XPBD) and 36.6 N (VBD) at rest where 19.6 N was applied (9 % at 32 iterations,
+    0.1 % at 128), so it is not a capstan quantity until the rows converge."""
+    lam = solver.tendon_segment_lambda if isinstance(solver, SOLVERS["xpbd"]) else solver._tendon_work.lam
+    return lam.numpy().astype(np.float64) / (DT * DT)
 
 
 def immovable(route, specs, s_guides) -> bool:
@@ -256,8 +264,7 @@ def check_capstan(sim, route, specs, step):
     active = sv.tendon_segment_active.numpy()
     gl = sv.tendon_segment_active_guide_l.numpy()
     gr = sv.tendon_segment_active_guide_r.numpy()
-    mat = sv.tendon_segment_material_tension.numpy().astype(np.float64)
-    damp = sv.tendon_segment_damping_tension.numpy().astype(np.float64)
+    applied = applied_tension(sv)
     wrap = sv.tendon_guide_wrap.numpy().astype(np.float64)
     gactive = sv.tendon_guide_active.numpy()
     xl = sv.tendon_segment_attachment_l.numpy().astype(np.float64)
@@ -275,8 +282,8 @@ def check_capstan(sim, route, specs, step):
         # guide are undefined there (e.g. a body anchor pulled into a world pinhole).
         if min(np.linalg.norm(xr[s] - xl[s]) for s in (s_in[0], s_out[0])) < MIN_SPAN:
             continue
-        ta = axial_tension(mat, damp, s_in[0])
-        tb = axial_tension(mat, damp, s_out[0])
+        ta = max(applied[s_in[0]], 0.0)
+        tb = max(applied[s_out[0]], 0.0)
         e = math.exp(min(route[g].mu * max(wrap[g], 0.0), 60.0))
         tight, slack = max(ta, tb), min(ta, tb)
         if rest[s_in[0] if ta < tb else s_out[0]] <= REST_LENGTH_FLOOR + FLOOR_ATOL:
@@ -360,8 +367,9 @@ def test_random_routed_cables(device, solver, scene):
       conserved to CABLE_RTOL (docs/cables.md: conserved by construction, engage/release included),
       for routes that stay out of the documented degenerate cases (an end on a roller, a fixed
       roller's wrap outside [0, pi]);
-    * the capstan inequality holds at every active frictional (and frictionless: mu = 0 means
-      equal tensions) internal guide after every step.
+    * the capstan inequality holds on the applied tensions (``applied_tension``) at every active
+      frictional (and frictionless: mu = 0 means equal tensions) internal guide after every step,
+      until a fixed roller's wrap leaves the supported range (``tendon_guide_wrap_error``).
     """
     specs, route = scene
     b = nt.ModelBuilder()
@@ -373,6 +381,7 @@ def test_random_routed_cables(device, solver, scene):
     end_rollers = route[0].guide_type == TendonGuideType.ROLLER or route[-1].guide_type == TendonGuideType.ROLLER
     cable0 = None
     degenerate = end_rollers
+    bad_wrap = False
     for step in range(STEPS):
         sim.step()
         assert_all_finite(sim, step, ("tendon_",))
@@ -382,8 +391,10 @@ def test_random_routed_cables(device, solver, scene):
         comp = sv.tendon_segment_active_compliance.numpy()
         lam_rows = (active != 0) & (comp == 0.0)
         assert np.all(mat[lam_rows] >= -PUSH_TOL), f"step {step}: inextensible span pushes: {mat[lam_rows]}"
-        check_capstan(sim, route, specs, step)
-        degenerate = degenerate or bool(np.any(sv.tendon_guide_wrap_error.numpy()))
+        bad_wrap = bad_wrap or bool(np.any(sv.tendon_guide_wrap_error.numpy()))
+        degenerate = degenerate or bad_wrap
+        if not bad_wrap:  # a flagged wrap is outside the supported model (docs/cables.md)
+            check_capstan(sim, route, specs, step)
         cable = float(sv.tendon_total_cable.numpy()[0])
         if cable0 is None:
             cable0 = cable
