@@ -550,8 +550,42 @@ _LIMIT_AGAINST_COUPLING = (
 )
 
 
+# Shrunk failure of the long profile: a path whose sites and cylinder wrap all sit on one hinged body
+# under a rigid single-tendon coupling. Its length cannot change (J = sum of the slots = 0), but the
+# float32 slot sum left W ~ 1e-13 1/kg, so the rigid row took impulses ~1e14 N s whose per-slot
+# corrections did not cancel (NaN at step 77; the unshrunk scene, a pulley branch on body 3 of four,
+# at step 39). Such a body term of W now counts as 0 (transmission.JACOBIAN_CANCEL).
+_ONE_BODY_PATH = (
+    [
+        dict(
+            kind="hinged",
+            pose=(0.0, 0.0, 0.0, -0.3867120437435153, 0.0, 0.0, 0.922200517904709),
+            mass=0.21875,
+            inertia=[0.0068359375] * 3,
+            twist=None,
+            axis=(1.0, 0.0, 0.0),
+        )
+    ],
+    [False],
+    [
+        (
+            [
+                TendonSite(body=0, offset=(0.0, 0.0, 0.0)),
+                TendonSite(body=0, offset=(0.0, 0.5, 0.0)),
+                TendonWrap(kind="cylinder", body=0, offset=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0), radius=0.25),
+                TendonSite(body=0, offset=(0.0, -0.5, 0.0)),
+            ],
+            {},
+        )
+    ],
+    [],
+    (0, None, [0.0], 0.0, 0.0),
+)
+
+
 @given(scene=transmission_scenes())
 @example(scene=_LIMIT_AGAINST_COUPLING)
+@example(scene=_ONE_BODY_PATH)
 def test_random_transmission_tendons(device, solver, scene):
     """Random spatial paths (sites, sphere/cylinder wraps with and without side sites, pulley
     branches) and fixed tendons over revolute/prismatic joints, with random force elements and
@@ -585,3 +619,29 @@ def test_random_transmission_tendons(device, solver, scene):
     for step in range(STEPS):
         sim.step()
         assert_all_finite(sim, step, ("transmission_", "coupling_"))
+
+
+# A hinged body whose COM is on its axis stays at rest under gravity; the joint rows leave a residual
+# of ~1e-4 m/s on VBD at 8 iterations (9.9e-5 measured), ~3e-6 on XPBD. Before the fix the bodies
+# reached 1e9 m/s on XPBD and 2e-2 m/s with ~1e6 N of coupling force on VBD.
+ONE_BODY_REST_SPEED = 1.0e-3
+
+
+def test_one_body_path_has_no_effective_mass(device, solver):
+    """A spatial tendon whose every element is on one body has a constant length (J = 0): rigid rows
+    on it (a coupling, a violated limit) have nothing to act on, so they report zero force and leave
+    the body at rest, on both solvers (the float32 round-off of the slot sum is not an effective mass)."""
+    specs, _, spatial, _, _ = _ONE_BODY_PATH
+    b = nt.ModelBuilder()
+    add_bodies(b, specs)
+    path, _ = spatial[0]
+    b.add_spatial_tendon(path, lower_limit=2.0, upper_limit=3.0, position_correction=0.5)
+    b.add_tendon_coupling(0, None, [0.3], 0.0, position_correction=1.0)
+    sim = Sim(b, solver, device)
+    for step in range(STEPS):
+        sim.step()
+        assert_all_finite(sim, step, ("transmission_", "coupling_"))
+    assert float(sim.solver.transmission_length.numpy()[0]) < 2.0  # the lower limit is violated
+    assert np.abs(sim.s0.body_qd.numpy()).max() <= ONE_BODY_REST_SPEED
+    assert np.all(sim.solver.coupling_force.numpy() == 0.0)
+    assert np.all(sim.solver.transmission_limit_force.numpy() == 0.0)

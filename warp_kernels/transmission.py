@@ -58,6 +58,13 @@ TINY = wp.constant(1.0e-30)
 """Gains, damping and armature below this are absent: the row softness is their reciprocal, which
 overflows float32 for denormal values (an armature of 7e-43 kg gave an infinite length)."""
 TWO_PI = wp.constant(6.283185307179586)
+JACOBIAN_CANCEL = wp.constant(1.0e-10)
+"""A body's term ``J_b^T M_b^-1 J_b`` of W at or below this fraction of ``sum_s J_s^T M_b^-1 J_s`` over
+its slots counts as 0: the slots cancel, as they do exactly for path pieces with both ends on one body
+(internal, no gradient), and what is left is float32 round-off (measured <= 3e-15 of the slot sum).
+Kept, that round-off (W ~ 1e-13 1/kg) turned a rigid row into impulses of ~1e14 N s (long fuzz profile,
+NaN at step 39); counted as 0, a rigid row on a length no body motion can change has no effective mass
+and exerts nothing. 1e-10 is |J_b| <= 1e-5 |J_s|, ~80 float32 ulps of cancellation."""
 
 
 @wp.struct
@@ -328,6 +335,33 @@ def response(bodies: BodyModel, b: int, q: wp.transform, jb: wp.spatial_vector):
 
 
 @wp.func
+def slot_inverse_mass(
+    tm: TransmissionModel,
+    bodies: BodyModel,
+    t: int,
+    body_q: wp.array(dtype=wp.transform),
+    scratch: TransmissionScratch,
+    b: int,
+):
+    """sum over tendon t's slots s on body b of J_s^T M_b^-1 J_s [1/kg]: the size of b's term of W
+    without cancellation between its slots."""
+    w = float(0.0)
+    for s in range(slot_begin(tm, t), slot_end(tm, t)):
+        if scratch.body[s] == b:
+            js = scratch.jac[s]
+            w = w + wp.dot(js, response(bodies, b, body_q[b], js))
+    return w
+
+
+@wp.func
+def uncancelled(w_b: float, w_slots: float):
+    """A body's term of W, or 0 where it is cancellation round-off of its slots (JACOBIAN_CANCEL)."""
+    if w_b > JACOBIAN_CANCEL * w_slots:
+        return w_b
+    return 0.0
+
+
+@wp.func
 def effective_inverse_mass(
     tm: TransmissionModel,
     bodies: BodyModel,
@@ -335,7 +369,8 @@ def effective_inverse_mass(
     body_q: wp.array(dtype=wp.transform),
     scratch: TransmissionScratch,
 ):
-    """W = sum over distinct moving bodies of J_b^T M_b^-1 J_b [1/kg]."""
+    """W = sum over distinct moving bodies of J_b^T M_b^-1 J_b [1/kg] (a body term that is only
+    cancellation round-off counts as 0, see JACOBIAN_CANCEL)."""
     w = float(0.0)
     s0 = slot_begin(tm, t)
     for s in range(s0, slot_end(tm, t)):
@@ -348,7 +383,8 @@ def effective_inverse_mass(
                 first = False
         if first:
             jb = body_jacobian(tm, t, scratch, b)
-            w = w + wp.dot(jb, response(bodies, b, body_q[b], jb))
+            w_b = wp.dot(jb, response(bodies, b, body_q[b], jb))
+            w = w + uncancelled(w_b, slot_inverse_mass(tm, bodies, t, body_q, scratch, b))
     return w
 
 
@@ -776,7 +812,8 @@ def coupling_inverse_mass(
     body_q: wp.array(dtype=wp.transform),
     scratch: TransmissionScratch,
 ):
-    """W_C = sum over the distinct moving bodies of both tendons of J_C,b^T M_b^-1 J_C,b."""
+    """W_C = sum over the distinct moving bodies of both tendons of J_C,b^T M_b^-1 J_C,b (a body term
+    that is only cancellation round-off counts as 0, see JACOBIAN_CANCEL)."""
     n1 = slot_end(tm, t1) - slot_begin(tm, t1)
     n2 = int(0)
     if t2 >= 0:
@@ -792,7 +829,10 @@ def coupling_inverse_mass(
                 first = False
         if first:
             jb = coupling_jacobian(tm, scratch, t1, t2, slope, b)
-            w = w + wp.dot(jb, response(bodies, b, body_q[b], jb))
+            w_slots = slot_inverse_mass(tm, bodies, t1, body_q, scratch, b)
+            if t2 >= 0:
+                w_slots = w_slots + slope * slope * slot_inverse_mass(tm, bodies, t2, body_q, scratch, b)
+            w = w + uncancelled(wp.dot(jb, response(bodies, b, body_q[b], jb)), w_slots)
     return w
 
 
