@@ -21,7 +21,8 @@ The Jacobian and W are evaluated at the start of the step (spec: "the active reg
 geometry Jacobian are evaluated at the start of the step"). SolverXPBD evaluates ``J v_+`` with
 the velocity its current iterate implies, ``v_pred + (accumulated pose change)/h``, and an impulse
 ``dp`` moves body b by ``h M_b^-1 J_b dp``, so the rows share the position iterations with joints,
-contacts and cables. Rows (``l_n``, ``ldot_n`` at the step start):
+contacts and cables; where tendons or couplings share a body, their rows use the split W_s of
+"Mass splitting (SolverXPBD)" below. Rows (``l_n``, ``ldot_n`` at the step start):
 
 * passive spring + damping: ``gamma = 1/(h (d + h k_a))``, ``b = -k_a e_n/(d + h k_a)``, free, with
   ``e_n = l_n - clamp(l_n, ls-, ls+)`` and ``k_a = k`` outside the interval or for equal ends, else 0

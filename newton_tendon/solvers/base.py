@@ -385,13 +385,14 @@ class SolverBase:
         tendon = m.transmission_slot_tendon.numpy().astype(np.int64)
         coupling = m.coupling_slot_coupling.numpy().astype(np.int64)
         owner = np.full(slot.shape, -1, dtype=np.int64)
-        tx = (slot >= 0) & (slot < nt)
-        owner[tx] = tendon[slot[tx]]
-        cp = (slot >= nt) & (slot < nt + coupling.size)
-        owner[cp] = m.transmission_count + coupling[slot[cp] - nt]
+        of_tendon = (slot >= 0) & (slot < nt)
+        owner[of_tendon] = tendon[slot[of_tendon]]
+        of_coupling = (slot >= nt) & (slot < nt + coupling.size)
+        owner[of_coupling] = m.transmission_count + coupling[slot[of_coupling] - nt]
         body = np.repeat(np.arange(m.body_count, dtype=np.int64), np.diff(start))
-        pairs = np.unique(np.stack([body, owner])[:, owner >= 0], axis=1)
-        if pairs.shape[1] == 0 or np.bincount(pairs[0], minlength=m.body_count).max() < 2:
+        pairs = {(int(b), int(o)) for b, o in zip(body[owner >= 0], owner[owner >= 0], strict=True)}
+        owners_per_body = np.bincount([b for b, _ in pairs], minlength=m.body_count)
+        if not pairs or owners_per_body.max() < 2:
             return
         dev = self.device
         self._transmission_work.body_split = wp.zeros(m.body_count, dtype=float, device=dev)
