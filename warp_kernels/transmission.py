@@ -21,7 +21,8 @@ The Jacobian and W are evaluated at the start of the step (spec: "the active reg
 geometry Jacobian are evaluated at the start of the step"). SolverXPBD evaluates ``J v_+`` with
 the velocity its current iterate implies, ``v_pred + (accumulated pose change)/h``, and an impulse
 ``dp`` moves body b by ``h M_b^-1 J_b dp``, so the rows share the position iterations with joints,
-contacts and cables. Rows (``l_n``, ``ldot_n`` at the step start):
+contacts and cables; where tendons or couplings share a body, their rows use the split W_s of
+"Mass splitting (SolverXPBD)" below. Rows (``l_n``, ``ldot_n`` at the step start):
 
 * passive spring + damping: ``gamma = 1/(h (d + h k_a))``, ``b = -k_a e_n/(d + h k_a)``, free, with
   ``e_n = l_n - clamp(l_n, ls-, ls+)`` and ``k_a = k`` outside the interval or for equal ends, else 0
@@ -159,6 +160,14 @@ class TransmissionWork:
     row_lo: wp.array(dtype=vec6)
     row_hi: wp.array(dtype=vec6)
     mu: wp.array(dtype=vec6)
+    body_split: wp.array(dtype=float)
+    """Row owners per body (SolverXPBD mass splitting, ``count_row_owners``), shape [body_count], or
+    shape [0] where no body can have two owners (then nothing is split)."""
+    w_split: wp.array(dtype=float)
+    """Split effective inverse mass W_s [1/kg] per tendon (``split_transmission_masses``), or shape [0]."""
+    slot_w: wp.array(dtype=float)
+    """Each transmission slot's term of its tendon's W [1/kg] (a body's J_b^T M_b^-1 J_b at its first
+    slot, else 0), kept for the split W; shape [transmission_slot_count], or [0] without splitting."""
 
 
 @wp.struct
@@ -362,29 +371,45 @@ def uncancelled(w_b: float, w_slots: float):
 
 
 @wp.func
+def body_inverse_mass(
+    tm: TransmissionModel,
+    bodies: BodyModel,
+    t: int,
+    body_q: wp.array(dtype=wp.transform),
+    scratch: TransmissionScratch,
+    s: int,
+):
+    """Moving body b of tendon t's slot s and its term J_b^T M_b^-1 J_b of W [1/kg], where s is b's
+    first slot of t (else b = -1, term 0: each body counts once); a term that is only cancellation
+    round-off counts as 0 (JACOBIAN_CANCEL)."""
+    b = scratch.body[s]
+    if not is_moving_body(bodies, b):
+        return -1, 0.0
+    for r in range(slot_begin(tm, t), s):
+        if scratch.body[r] == b:
+            return -1, 0.0
+    jb = body_jacobian(tm, t, scratch, b)
+    w_b = wp.dot(jb, response(bodies, b, body_q[b], jb))
+    return b, uncancelled(w_b, slot_inverse_mass(tm, bodies, t, body_q, scratch, b))
+
+
+@wp.func
 def effective_inverse_mass(
     tm: TransmissionModel,
     bodies: BodyModel,
     t: int,
     body_q: wp.array(dtype=wp.transform),
     scratch: TransmissionScratch,
+    slot_w: wp.array(dtype=float),
 ):
-    """W = sum over distinct moving bodies of J_b^T M_b^-1 J_b [1/kg] (a body term that is only
-    cancellation round-off counts as 0, see JACOBIAN_CANCEL)."""
+    """W = sum over distinct moving bodies of J_b^T M_b^-1 J_b [1/kg] (``body_inverse_mass``); each
+    slot's term (0 but at a body's first slot) goes to ``slot_w`` unless it has shape [0]."""
     w = float(0.0)
-    s0 = slot_begin(tm, t)
-    for s in range(s0, slot_end(tm, t)):
-        b = scratch.body[s]
-        if not is_moving_body(bodies, b):
-            continue
-        first = bool(True)
-        for r in range(s0, s):
-            if scratch.body[r] == b:
-                first = False
-        if first:
-            jb = body_jacobian(tm, t, scratch, b)
-            w_b = wp.dot(jb, response(bodies, b, body_q[b], jb))
-            w = w + uncancelled(w_b, slot_inverse_mass(tm, bodies, t, body_q, scratch, b))
+    for s in range(slot_begin(tm, t), slot_end(tm, t)):
+        b, w_b = body_inverse_mass(tm, bodies, t, body_q, scratch, s)
+        w = w + w_b
+        if slot_w.shape[0] > 0:
+            slot_w[s] = w_b
     return w
 
 
@@ -479,7 +504,7 @@ def begin_transmissions(
     work.bias[t] = bias
     work.l_n[t] = transmission_geometry(tm, t, body_q, scratch)
     work.ldot_n[t] = transmission_rate(tm, t, body_qd, scratch)
-    work.w[t] = effective_inverse_mass(tm, bodies, t, body_q, scratch)
+    work.w[t] = effective_inverse_mass(tm, bodies, t, body_q, scratch, work.slot_w)
     setup_rows(par, ctrl, t, dt, work)
     mu = vec6()
     if warm != 0:
@@ -624,8 +649,11 @@ def solve_transmissions(
     if work.enabled[t] == 0:
         return
     h = dt
-    # The Jacobian (scratch) and W are those of the step start, as the spec's rows prescribe.
+    # The Jacobian (scratch) and W are those of the step start, as the spec's rows prescribe; W is the
+    # split one where bodies are shared by several row owners (mass splitting, below).
     w = work.w[t]
+    if work.w_split.shape[0] > 0:
+        w = work.w_split[t]
     rate = iterate_rate(tm, t, body_qd, body_delta, 1.0 / h, scratch)
     b = work.row_b[t]
     g = work.row_gamma[t]
@@ -772,6 +800,10 @@ class CouplingWork:
     w: wp.array(dtype=float)
     p: wp.array(dtype=float)
     active: wp.array(dtype=wp.int32)
+    w_split: wp.array(dtype=float)
+    """Split W_s,C [1/kg] per coupling (``split_coupling_masses``), or shape [0] (no mass splitting)."""
+    slot_w: wp.array(dtype=float)
+    """Each coupling slot's term of its coupling's W [1/kg] (see ``TransmissionWork.slot_w``), or shape [0]."""
 
 
 @wp.func
@@ -803,6 +835,42 @@ def coupling_slot(tm: TransmissionModel, t1: int, t2: int, n1: int, k: int):
 
 
 @wp.func
+def coupling_body_inverse_mass(
+    tm: TransmissionModel,
+    bodies: BodyModel,
+    t1: int,
+    t2: int,
+    slope: float,
+    body_q: wp.array(dtype=wp.transform),
+    scratch: TransmissionScratch,
+    k: int,
+):
+    """Moving body b of a coupling's k-th slot and its term J_C,b^T M_b^-1 J_C,b of W_C [1/kg], where
+    k is b's first slot of the coupling (else b = -1, term 0); round-off terms count as 0
+    (JACOBIAN_CANCEL)."""
+    n1 = slot_end(tm, t1) - slot_begin(tm, t1)
+    b = scratch.body[coupling_slot(tm, t1, t2, n1, k)]
+    if not is_moving_body(bodies, b):
+        return -1, 0.0
+    for r in range(k):
+        if scratch.body[coupling_slot(tm, t1, t2, n1, r)] == b:
+            return -1, 0.0
+    jb = coupling_jacobian(tm, scratch, t1, t2, slope, b)
+    w_slots = slot_inverse_mass(tm, bodies, t1, body_q, scratch, b)
+    if t2 >= 0:
+        w_slots = w_slots + slope * slope * slot_inverse_mass(tm, bodies, t2, body_q, scratch, b)
+    return b, uncancelled(wp.dot(jb, response(bodies, b, body_q[b], jb)), w_slots)
+
+
+@wp.func
+def coupling_slot_count(tm: TransmissionModel, t1: int, t2: int):
+    n = slot_end(tm, t1) - slot_begin(tm, t1)
+    if t2 >= 0:
+        n = n + slot_end(tm, t2) - slot_begin(tm, t2)
+    return n
+
+
+@wp.func
 def coupling_inverse_mass(
     tm: TransmissionModel,
     bodies: BodyModel,
@@ -811,28 +879,18 @@ def coupling_inverse_mass(
     slope: float,
     body_q: wp.array(dtype=wp.transform),
     scratch: TransmissionScratch,
+    slot_w: wp.array(dtype=float),
+    k0: int,
 ):
-    """W_C = sum over the distinct moving bodies of both tendons of J_C,b^T M_b^-1 J_C,b (a body term
-    that is only cancellation round-off counts as 0, see JACOBIAN_CANCEL)."""
-    n1 = slot_end(tm, t1) - slot_begin(tm, t1)
-    n2 = int(0)
-    if t2 >= 0:
-        n2 = slot_end(tm, t2) - slot_begin(tm, t2)
+    """W_C = sum over the distinct moving bodies of both tendons of J_C,b^T M_b^-1 J_C,b
+    (``coupling_body_inverse_mass``); the k-th slot's term goes to ``slot_w[k0 + k]`` unless
+    ``slot_w`` has shape [0]."""
     w = float(0.0)
-    for k in range(n1 + n2):
-        b = scratch.body[coupling_slot(tm, t1, t2, n1, k)]
-        if not is_moving_body(bodies, b):
-            continue
-        first = bool(True)
-        for r in range(k):
-            if scratch.body[coupling_slot(tm, t1, t2, n1, r)] == b:
-                first = False
-        if first:
-            jb = coupling_jacobian(tm, scratch, t1, t2, slope, b)
-            w_slots = slot_inverse_mass(tm, bodies, t1, body_q, scratch, b)
-            if t2 >= 0:
-                w_slots = w_slots + slope * slope * slot_inverse_mass(tm, bodies, t2, body_q, scratch, b)
-            w = w + uncancelled(wp.dot(jb, response(bodies, b, body_q[b], jb)), w_slots)
+    for k in range(coupling_slot_count(tm, t1, t2)):
+        b, w_b = coupling_body_inverse_mass(tm, bodies, t1, t2, slope, body_q, scratch, k)
+        w = w + w_b
+        if slot_w.shape[0] > 0:
+            slot_w[k0 + k] = w_b
     return w
 
 
@@ -871,7 +929,135 @@ def begin_couplings(
     cw.active[c] = active
     cw.c_n[c] = work.l_n[t1] - reference[t1] - f
     cw.slope[c] = df
-    cw.w[c] = coupling_inverse_mass(tm, bodies, t1, t2, df, body_q, scratch)
+    cw.w[c] = coupling_inverse_mass(tm, bodies, t1, t2, df, body_q, scratch, cw.slot_w, cm.slot_start[c])
+
+
+# ----------------------------------------------------------------------------------------------
+# Mass splitting (SolverXPBD)
+#
+# SolverXPBD's transmission pass is block Jacobi across *row owners*: each enabled tendon with a
+# responsive row (lo < hi; a fixed impulse lo = hi cannot overshoot) is one block, solved
+# Gauss-Seidel over its rows, and each active coupling is another; the owners' pose corrections
+# h M_b^-1 J_ib dp_i are summed per body. With A = J M^-1 J^T over the owners' Jacobians J_i and
+# D = diag(W_i), W_i = J_i M^-1 J_i^T, one pass maps the impulse error by I - D^-1 A. N rigid rows
+# acting on one coordinate give D^-1 A the eigenvalue N: the pass multiplies that error by 1 - N
+# (-2 for three rows), so rows that demand incompatible motions of one body over-correct it
+# together, and position correction feeds the growth from step to step (a lock, a coupling and a
+# limit on one prismatic body: ~1.1x per step to overflow).
+#
+# Mass splitting (Tonge, Benevolenski, Voroshilov, Mass splitting for jitter-free parallel rigid
+# body simulation, SIGGRAPH 2012): each owner sees body b as a sub-body of inverse mass n_b M_b^-1,
+# n_b [-] the number of owners acting on b this step, and the sub-bodies' corrections are averaged:
+#
+#     dx_b = (1/n_b) sum_i h (n_b M_b^-1) J_ib dp_i = h M_b^-1 sum_i J_ib dp_i,
+#
+# the unchanged sum of each impulse's true response (so the body's momentum change is exactly the
+# impulses the rows report), while each owner's effective inverse mass becomes
+#
+#     W_s,i = sum_b n_b J_ib^T M_b^-1 J_ib   [1/kg, or 1/(kg m^2) for an angle-valued tendon].
+#
+# By Cauchy-Schwarz in the M_b^-1 norm, |sum_i J_ib x_i|^2 <= n_b sum_i |J_ib x_i|^2 over b's n_b
+# owners, so x^T A x <= sum_i W_s,i x_i^2, i.e. 0 <= A <= D_s: the eigenvalues of D_s^-1 A lie in
+# [0, 1], and those of the pass's map I - (D_s + G)^-1 (A + G) (G = diag(gamma) >= 0) in [0, 1).
+# Rows never over-correct together: conflicting rigid rows settle at their compromise (their
+# impulses drift apart within the step, bounded by the step's iterations, as for any unmeetable
+# row), and rows that agree converge as before. With n_b = 1 on every body W_s = W bit for bit, so
+# scenes whose bodies each carry at most one owner are unchanged. A coupling still reads its
+# tendons' rates after their rows (Gauss-Seidel, see ``solve_transmissions``), in the split view
+# J v + W_s dp of the tendon's sub-bodies.
+
+
+@wp.func
+def is_row_owner(work: TransmissionWork, t: int):
+    """Whether tendon t acts through a row that responds to the motion (lo < hi) this step."""
+    if work.enabled[t] == 0:
+        return False
+    lo = work.row_lo[t]
+    hi = work.row_hi[t]
+    for r in range(ROWS):
+        if lo[r] < hi[r]:
+            return True
+    return False
+
+
+@wp.kernel
+def count_row_owners(
+    bodies: BodyModel,
+    slot_base: int,
+    slot_tendon: wp.array(dtype=wp.int32),
+    slot_coupling: wp.array(dtype=wp.int32),
+    work: TransmissionWork,
+    cw: CouplingWork,
+):
+    """n_b = number of row owners (tendons with a responsive row, active couplings) with a slot on
+    moving body b, at least 1, into ``work.body_split``. A body's slots are sorted, so the slots of one
+    owner on it are adjacent; transmission slots start at ``slot_base``, coupling slots follow them."""
+    b = wp.tid()
+    n = int(0)
+    if is_moving_body(bodies, b):
+        tx_count = slot_tendon.shape[0]
+        last_t = int(-1)
+        last_c = int(-1)
+        for i in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
+            s = bodies.slot[i] - slot_base
+            if s >= 0 and s < tx_count:
+                t = slot_tendon[s]
+                if t != last_t:
+                    last_t = t
+                    if is_row_owner(work, t):
+                        n = n + 1
+            elif s >= tx_count and s < tx_count + slot_coupling.shape[0]:
+                c = slot_coupling[s - tx_count]
+                if c != last_c:
+                    last_c = c
+                    if cw.active[c] != 0:
+                        n = n + 1
+    work.body_split[b] = float(wp.max(n, 1))
+
+
+@wp.kernel
+def split_transmission_masses(
+    tm: TransmissionModel,
+    bodies: BodyModel,
+    scratch: TransmissionScratch,
+    work: TransmissionWork,
+):
+    """W_s = sum_b n_b J_b^T M_b^-1 J_b [1/kg] of each tendon from the step-start terms in
+    ``work.slot_w`` (mass splitting, above), into ``work.w_split``; equals ``work.w`` bit for bit
+    where every n_b is 1 (same terms, same order)."""
+    t = wp.tid()
+    w = float(0.0)
+    for s in range(slot_begin(tm, t), slot_end(tm, t)):
+        b = scratch.body[s]
+        if is_moving_body(bodies, b):
+            w = w + work.body_split[b] * work.slot_w[s]
+    work.w_split[t] = w
+
+
+@wp.kernel
+def split_coupling_masses(
+    tm: TransmissionModel,
+    cm: CouplingModel,
+    bodies: BodyModel,
+    scratch: TransmissionScratch,
+    work: TransmissionWork,
+    # In/out:
+    cw: CouplingWork,
+):
+    """W_s,C = sum_b n_b J_C,b^T M_b^-1 J_C,b [1/kg] of each coupling from the step-start terms in
+    ``cw.slot_w`` (mass splitting, above), into ``cw.w_split``; equals ``cw.w`` bit for bit where
+    every n_b is 1."""
+    c = wp.tid()
+    t1 = cm.first[c]
+    t2 = cm.second[c]
+    n1 = slot_end(tm, t1) - slot_begin(tm, t1)
+    k0 = cm.slot_start[c]
+    w = float(0.0)
+    for k in range(coupling_slot_count(tm, t1, t2)):
+        b = scratch.body[coupling_slot(tm, t1, t2, n1, k)]
+        if is_moving_body(bodies, b):
+            w = w + work.body_split[b] * cw.slot_w[k0 + k]
+    cw.w_split[c] = w
 
 
 @wp.kernel
@@ -911,6 +1097,8 @@ def solve_couplings(
     if t2 >= 0:
         rate = rate - slope * work.rate[t2]
     w = cw.w[c]
+    if cw.w_split.shape[0] > 0:
+        w = cw.w_split[c]
     p = cw.p[c]
     gamma = cm.compliance[c] / (h * h)
     p_new = row_update(p, rate, -cm.position_correction[c] * cw.c_n[c] / h, gamma, w, -BIG, BIG)

@@ -339,6 +339,9 @@ class SolverBase:
         for name in ("row_b", "row_gamma", "row_lo", "row_hi", "mu"):
             setattr(work, name, wp.zeros(n, dtype=tx.vec6, device=dev))
         work.enabled = wp.zeros(n, dtype=wp.int32, device=dev)
+        work.body_split = wp.zeros(0, dtype=float, device=dev)
+        work.w_split = wp.zeros(0, dtype=float, device=dev)
+        work.slot_w = wp.zeros(0, dtype=float, device=dev)
         self._transmission_work = work
         rep = tx.TransmissionReport()
         for name in _TRANSMISSION_REPORT:
@@ -354,6 +357,8 @@ class SolverBase:
         cw.w = wp.zeros(nc, dtype=float, device=dev)
         cw.p = wp.zeros(nc, dtype=float, device=dev)
         cw.active = wp.zeros(nc, dtype=wp.int32, device=dev)
+        cw.w_split = wp.zeros(0, dtype=float, device=dev)
+        cw.slot_w = wp.zeros(0, dtype=float, device=dev)
         self._coupling_work = cw
         self.coupling_force = wp.zeros(nc, dtype=float, device=dev)
         """Coupling force lambda [N] after the last step (the first tendon's share; the second
@@ -365,6 +370,36 @@ class SolverBase:
         self._term_q_probe = wp.zeros(m.transmission_term_count, dtype=float, device=dev)
         self._q_plus = wp.zeros(m.body_count if n else 0, dtype=wp.transform, device=dev)
         self._q_minus = wp.zeros(m.body_count if n else 0, dtype=wp.transform, device=dev)
+
+    def _init_transmission_split(self):
+        """Mass splitting of the transmission rows (SolverXPBD's Jacobi pass, see
+        ``warp_kernels.transmission``): allocated only where some body has slots of two owners
+        (tendons or couplings), so models without shared bodies run exactly as before."""
+        m = self.model
+        if not m.transmission_count or m.body_count == 0:
+            return
+        base = self._transmission_slot_base
+        nt = m.transmission_slot_count
+        slot = m.body_slot.numpy().astype(np.int64) - base
+        start = m.body_slot_start.numpy().astype(np.int64)
+        tendon = m.transmission_slot_tendon.numpy().astype(np.int64)
+        coupling = m.coupling_slot_coupling.numpy().astype(np.int64)
+        owner = np.full(slot.shape, -1, dtype=np.int64)
+        of_tendon = (slot >= 0) & (slot < nt)
+        owner[of_tendon] = tendon[slot[of_tendon]]
+        of_coupling = (slot >= nt) & (slot < nt + coupling.size)
+        owner[of_coupling] = m.transmission_count + coupling[slot[of_coupling] - nt]
+        body = np.repeat(np.arange(m.body_count, dtype=np.int64), np.diff(start))
+        pairs = {(int(b), int(o)) for b, o in zip(body[owner >= 0], owner[owner >= 0], strict=True)}
+        owners_per_body = np.bincount([b for b, _ in pairs], minlength=m.body_count)
+        if not pairs or owners_per_body.max() < 2:
+            return
+        dev = self.device
+        self._transmission_work.body_split = wp.zeros(m.body_count, dtype=float, device=dev)
+        self._transmission_work.w_split = wp.zeros(m.transmission_count, dtype=float, device=dev)
+        self._transmission_work.slot_w = wp.zeros(m.transmission_slot_count, dtype=float, device=dev)
+        self._coupling_work.w_split = wp.zeros(m.coupling_count, dtype=float, device=dev)
+        self._coupling_work.slot_w = wp.zeros(m.coupling_slot_count, dtype=float, device=dev)
 
     def _any_spatial_armature(self) -> bool:
         m = self.model
@@ -436,6 +471,46 @@ class SolverBase:
                     state_in.body_q,
                     state_in.coupling_impulse,
                     int(self._warm_transmissions),
+                    self._transmission_scratch,
+                    self._transmission_work,
+                ],
+                outputs=[self._coupling_work],
+                device=dev,
+            )
+        if self._transmission_work.body_split.shape[0]:
+            self._split_transmission_masses()
+
+    def _split_transmission_masses(self):
+        """Row owners per body, then each tendon's and coupling's split W from its step-start terms."""
+        m = self.model
+        dev = self.device
+        wp.launch(
+            tx.count_row_owners,
+            dim=m.body_count,
+            inputs=[
+                self._bodies,
+                self._transmission_slot_base,
+                m.transmission_slot_tendon,
+                m.coupling_slot_coupling,
+                self._transmission_work,
+                self._coupling_work,
+            ],
+            device=dev,
+        )
+        wp.launch(
+            tx.split_transmission_masses,
+            dim=m.transmission_count,
+            inputs=[self._transmission_model, self._bodies, self._transmission_scratch, self._transmission_work],
+            device=dev,
+        )
+        if m.coupling_count:
+            wp.launch(
+                tx.split_coupling_masses,
+                dim=m.coupling_count,
+                inputs=[
+                    self._transmission_model,
+                    self._coupling_model,
+                    self._bodies,
                     self._transmission_scratch,
                     self._transmission_work,
                 ],

@@ -67,6 +67,8 @@ class SolverXPBD(SolverBase):
         m = model
         dev = self.device
         self._init_rigid_scratch()
+        # Transmission tendons and couplings run in parallel (Jacobi): bodies they share are split.
+        self._init_transmission_split()
         self._joint_lambda = wp.zeros(m.joint_count, dtype=float, device=dev)
         self._contact_lambda_n = wp.zeros(m.contact_capacity, dtype=float, device=dev)
         self._contact_lambda_t = wp.zeros(m.contact_capacity, dtype=float, device=dev)
