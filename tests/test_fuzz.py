@@ -216,6 +216,9 @@ CAPSTAN_ATOL = 1.0e-2
 # forces that load them (VBD's augmented-Lagrangian rows after 8 iterations leave ~1e-4..1e-3 of
 # m g on a span that is almost slack; a fuzz case measured 0.0137 N next to 0 N with 100 N of weight).
 CAPSTAN_WEIGHT_FRACTION = 1.0e-3
+# A far point within this fraction of a roller's radius of its rim (projected on the roller plane)
+# counts as inside it (the tangent construction's D <= r case; see far_point_inside_roller).
+ROLLER_INSIDE = 1.0e-3
 # Spans shorter than this are skipped by the capstan check (no direction, so no bend angle).
 MIN_SPAN = 1.0e-3
 # A guide whose slack span holds only the rest-length floor's material is an end stop, not a capstan:
@@ -243,6 +246,41 @@ def applied_tension(solver) -> np.ndarray:
     0.1 % at 128), so it is not a capstan quantity until the rows converge."""
     lam = solver.tendon_segment_lambda if isinstance(solver, SOLVERS["xpbd"]) else solver._tendon_work.lam
     return lam.numpy().astype(np.float64) / (DT * DT)
+
+
+def _rotate(q, v):
+    """Rotate vector v by the unit quaternion q = (x, y, z, w) (float64)."""
+    u, w = np.asarray(q[:3], dtype=np.float64), float(q[3])
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def far_point_inside_roller(sim, route) -> bool:
+    """Whether a span's far end, projected on the plane of an active roller it touches, lies within
+    ROLLER_INSIDE of the roller's radius: the tangent construction then takes a rim point whose
+    direction rounding decides (docs/cables.md: "a far point inside the roller gives a = 0"), so the
+    wrap between material points, and the cable the diagnostic counts on the roller, can jump by up
+    to 2 pi r. docs/cables.md lists it among the degenerate routes that do not conserve cable."""
+    sv = sim.solver
+    q = sim.s0.body_q.numpy().astype(np.float64)
+    active = sv.tendon_segment_active.numpy()
+    gl = sv.tendon_segment_active_guide_l.numpy()
+    gr = sv.tendon_segment_active_guide_r.numpy()
+    xl = sv.tendon_segment_attachment_l.numpy().astype(np.float64)
+    xr = sv.tendon_segment_attachment_r.numpy().astype(np.float64)
+    for s in np.flatnonzero(active):
+        for g, far in ((gl[s], xr[s]), (gr[s], xl[s])):
+            guide = route[g]
+            if guide.guide_type != TendonGuideType.ROLLER:
+                continue
+            pose = q[guide.body] if guide.body >= 0 else np.array([0, 0, 0, 0, 0, 0, 1.0])
+            c = pose[:3] + _rotate(pose[3:], np.asarray(guide.offset, dtype=np.float64))
+            n = _rotate(pose[3:], np.asarray(guide.axis, dtype=np.float64))
+            n /= np.linalg.norm(n)
+            d = far - c
+            if np.linalg.norm(d - np.dot(d, n) * n) <= guide.radius * (1.0 + ROLLER_INSIDE):
+                return True
+    return False
 
 
 def immovable(route, specs, s_guides) -> bool:
@@ -371,11 +409,23 @@ _SPINNING_ROUTE = (
     ],
 )
 
+# Long profile: the last anchor sits on a dynamic roller's axis (far point inside the roller), on a
+# spinning body; the counted cable jumped by 2 pi r at step 76. Kept for the no-NaN and capstan checks.
+_END_ON_ROLLER_AXIS = (
+    [dict(_SPINNING_ROUTE[0][0], twist=(0.0, 0.0, 0.0, 0.0, 1.0, 0.0))],
+    [
+        TendonGuide(body=0),
+        TendonGuide(body=0, guide_type=TendonGuideType.ROLLER, radius=0.0625, dynamic=True, offset=(0.25, 0.25, 0.0)),
+        TendonGuide(body=0, offset=(0.25, 0.25, 0.25)),
+    ],
+)
+
 
 @given(scene=cable_scenes())
 @example(scene=(_ONE_FREE_BODY, _PINHOLE_LOOP))
 @example(scene=_BEAD_ON_CABLE_END)
 @example(scene=_SPINNING_ROUTE)
+@example(scene=_END_ON_ROLLER_AXIS)
 def test_random_routed_cables(device, solver, scene):
     """Random legal routes on random free/kinematic/hinged bodies, both solvers, STEPS steps:
 
@@ -413,7 +463,7 @@ def test_random_routed_cables(device, solver, scene):
         lam_rows = (active != 0) & (comp == 0.0)
         assert np.all(mat[lam_rows] >= -PUSH_TOL), f"step {step}: inextensible span pushes: {mat[lam_rows]}"
         bad_wrap = bad_wrap or bool(np.any(sv.tendon_guide_wrap_error.numpy()))
-        degenerate = degenerate or bad_wrap
+        degenerate = degenerate or bad_wrap or far_point_inside_roller(sim, route)
         if not bad_wrap:  # a flagged wrap is outside the supported model (docs/cables.md)
             check_capstan(sim, route, specs, step)
         cable = float(sv.tendon_total_cable.numpy()[0])
