@@ -201,9 +201,11 @@ class SolverVBD(SolverBase):
         self._xs.scratch = self._transmission_scratch  # rebound term coordinates
         has_contacts = contacts is not None and m.contact_capacity > 0
         contact_data = contacts.data() if has_contacts else self._no_contacts
-        # Models without transmission tendons or couplings sweep with the kernel compiled without them.
+        # Each model sweeps with the kernel compiled for the rows it has (transmissions; joints or contacts).
         if m.transmission_count or m.coupling_count:
             sweep = vbd_kernels.solve_body_colour_transmissions
+        elif m.joint_count == 0 and m.contact_capacity == 0:
+            sweep = vbd_kernels.solve_body_colour_tendons
         else:
             sweep = vbd_kernels.solve_body_colour
         lin = self._tendon_lin
