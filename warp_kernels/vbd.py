@@ -811,6 +811,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
         bodies: BodyModel,
         joints: JointModel,
         colour_bodies: wp.array(dtype=wp.int32),
+        chunk: int,
         joint_slot_count: int,
         summed_slot_count: int,
         dt: float,
@@ -838,41 +839,45 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
         next iteration bounces back. A body whose model left such a row out (``idle``) therefore
         takes a second Newton step from the first one's result, whose model has the right active set;
         a body whose unilateral rows were all active (resting contact) needs only one.
+
+        A thread takes ``chunk`` consecutive entries of ``colour_bodies`` (see ``linearize_tendons``).
         """
-        b = colour_bodies[wp.tid()]
-        if not is_moving_body(bodies, b):
-            return
-        com = bodies.com[b]
-        # A dynamic loop keeps one call site, so newton_step is inlined once rather than twice (an
-        # out-of-line call copied every struct argument, about 4 kB, per body and pass).
-        passes = int(0)
-        while passes < 2:
-            passes += 1
-            d, idle = newton_step(
-                bodies,
-                joints,
-                b,
-                joint_slot_count,
-                summed_slot_count,
-                dt,
-                joint_target_pos,
-                joint_target_vel,
-                joint_q_prev,
-                body_q_prev,
-                contacts,
-                has_contacts,
-                lin,
-                xs,
-                joint_duals,
-                contact_duals,
-                body_q,
-                body_delta,
-            )
-            d = bounded_step(d)
-            body_q[b] = move_body(body_q[b], com, d)
-            body_delta[b] = body_delta[b] + d
-            if idle == 0:
-                break
+        i0 = wp.tid() * chunk
+        for i in range(i0, wp.min(i0 + chunk, colour_bodies.shape[0])):
+            b = colour_bodies[i]
+            if not is_moving_body(bodies, b):
+                continue
+            com = bodies.com[b]
+            # A dynamic loop keeps one call site, so newton_step is inlined once rather than twice (an
+            # out-of-line call copied every struct argument, about 4 kB, per body and pass).
+            passes = int(0)
+            while passes < 2:
+                passes += 1
+                d, idle = newton_step(
+                    bodies,
+                    joints,
+                    b,
+                    joint_slot_count,
+                    summed_slot_count,
+                    dt,
+                    joint_target_pos,
+                    joint_target_vel,
+                    joint_q_prev,
+                    body_q_prev,
+                    contacts,
+                    has_contacts,
+                    lin,
+                    xs,
+                    joint_duals,
+                    contact_duals,
+                    body_q,
+                    body_delta,
+                )
+                d = bounded_step(d)
+                body_q[b] = move_body(body_q[b], com, d)
+                body_delta[b] = body_delta[b] + d
+                if idle == 0:
+                    break
 
     return solve_body_colour
 

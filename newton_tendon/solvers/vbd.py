@@ -22,6 +22,12 @@ Inextensible spans (compliance 0) are augmented-Lagrangian rows whose multiplier
 so they converge to zero stretch; the cap only bounds how stiff their Newton model gets."""
 
 
+CPU_CHUNK = 16
+"""Tendons (``linearize_tendons``) or bodies (body sweep) per thread on the CPU. A CPU thread loads
+every struct field its kernel uses before its first element (the compiler cannot keep them across
+threads), so taking 16 elements per thread pays that once per 16; on a GPU each thread takes one."""
+
+
 def _positive(name: str, value, lo: float = 0.0, hi: float = np.inf, closed_lo: bool = False) -> float:
     v = float(value)
     ok = (v >= lo if closed_lo else v > lo) and v <= hi and np.isfinite(v)
@@ -101,6 +107,7 @@ class SolverVBD(SolverBase):
         m = model
         dev = self.device
         self._colour_groups = self._build_colour_groups()
+        self._chunk = 1 if self.device.is_cuda else CPU_CHUNK
         self._joint_slot_count = 2 * m.joint_count
         self._init_rigid_scratch()
         self._tendon_slot_end = self._transmission_slot_base
@@ -213,10 +220,12 @@ class SolverVBD(SolverBase):
             if m.tendon_count:
                 wp.launch(
                     cable_kernels.linearize_tendons,
-                    dim=m.tendon_count,
+                    dim=(m.tendon_count + self._chunk - 1) // self._chunk,
                     inputs=[
                         self._tendons,
                         self._bodies,
+                        m.tendon_count,
+                        self._chunk,
                         self._params.rho_min,
                         1.0 / TENDON_COMPLIANCE_FLOOR,
                         int(it == 0),
@@ -235,11 +244,12 @@ class SolverVBD(SolverBase):
             for group in self._colour_groups:
                 wp.launch(
                     sweep,
-                    dim=group.shape[0],
+                    dim=(group.shape[0] + self._chunk - 1) // self._chunk,
                     inputs=[
                         self._bodies,
                         self._joints,
                         group,
+                        self._chunk,
                         self._joint_slot_count,
                         self._summed_slot_count,
                         dt,
