@@ -1545,7 +1545,7 @@ def linearize_tendons(
     ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while taut (Gauss-Newton, positive semidefinite). A
     span with both ends on one body exerts nothing on it (``k = 0``).
 
-    A thread takes ``chunk`` tendons (``vbd_chunk``): on the CPU each thread first loads every
+    A thread takes ``chunk`` tendons (``solvers.vbd.CPU_CHUNK``): on the CPU each thread first loads every
     struct field the kernel uses, so taking several tendons per thread pays that once per chunk.
     """
     t0 = wp.tid() * chunk
