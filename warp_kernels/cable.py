@@ -1480,10 +1480,11 @@ def update_span_duals(
     update_tendon_span_duals(tm, bodies, t, dt, body_q, lin, lam_hat, lam_felt)
 
 
-@wp.kernel(module=VBD_MODULE)
-def linearize_tendons(
+@wp.func(inline=True)
+def linearize_tendon(
     tm: TendonModel,
     bodies: BodyModel,
+    t: int,
     penalty: float,
     k_max: float,
     first: int,
@@ -1492,26 +1493,12 @@ def linearize_tendons(
     dt: float,
     body_q: wp.array(dtype=wp.transform),
     lam_in: wp.array(dtype=float),
-    # In/out (material transfer writes hist.rest):
     hist: TendonHistory,
     work: TendonWork,
     geo: TendonGeometry,
     lin: TendonLinearization,
 ):
-    """VBD pass over a tendon: the dual step of the previous iteration's rows, the shared geometry
-    and material relaxation (``relax_tendon_vbd``), then each span's row linearized at the current
-    pose (see ``TendonLinearization``).
-
-    The dual step is ``update_span_duals`` for the rows the previous iteration linearized (``lin``
-    still holds them), done here rather than in a launch of its own; the first iteration of a step
-    (``first`` != 0) has no previous rows and starts from zero felt tension, and takes the spans'
-    multipliers from the previous step (``lam_in``, that step's ``State.tendon_segment_multiplier``;
-    ``lin.lam`` is this step's output State array). Force on an end body
-    ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while taut (Gauss-Newton, positive semidefinite). A
-    span with both ends on one body exerts nothing on it (``k = 0``).
-    """
-    t = wp.tid()
-    work = contiguous_work(work)
+    """Tendon t's part of ``linearize_tendons`` (``work`` already made contiguous)."""
     if first != 0:
         for g in range(tm.start[t] + 1, tm.start[t + 1]):
             s = seg_index(t, g)
@@ -1534,6 +1521,49 @@ def linearize_tendons(
                 # Slack at the step's predicted pose: last step's tension does not carry over (it
                 # would pull the slack cable until k |C| outgrew it).
                 lin.lam[s] = 0.0
+
+
+@wp.kernel(module=VBD_MODULE)
+def linearize_tendons(
+    tm: TendonModel,
+    bodies: BodyModel,
+    tendon_count: int,
+    chunk: int,
+    penalty: float,
+    k_max: float,
+    first: int,
+    max_sweeps: int,
+    settle_tol: float,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    lam_in: wp.array(dtype=float),
+    # In/out (material transfer writes hist.rest):
+    hist: TendonHistory,
+    work: TendonWork,
+    geo: TendonGeometry,
+    lin: TendonLinearization,
+):
+    """VBD pass over the tendons ``[chunk tid, chunk (tid + 1))``: the dual step of the previous
+    iteration's rows, the shared geometry and material relaxation (``relax_tendon_vbd``), then each
+    span's row linearized at the current pose (see ``TendonLinearization``).
+
+    The dual step is ``update_span_duals`` for the rows the previous iteration linearized (``lin``
+    still holds them), done here rather than in a launch of its own; the first iteration of a step
+    (``first`` != 0) has no previous rows and starts from zero felt tension, and takes the spans'
+    multipliers from the previous step (``lam_in``, that step's ``State.tendon_segment_multiplier``;
+    ``lin.lam`` is this step's output State array). Force on an end body
+    ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while taut (Gauss-Newton, positive semidefinite). A
+    span with both ends on one body exerts nothing on it (``k = 0``).
+
+    A thread takes ``chunk`` tendons (``solvers.vbd.CPU_CHUNK``): on the CPU each thread first loads every
+    struct field the kernel uses, so taking several tendons per thread pays that once per chunk.
+    """
+    t0 = wp.tid() * chunk
+    work = contiguous_work(work)
+    for t in range(t0, wp.min(t0 + chunk, tendon_count)):
+        linearize_tendon(
+            tm, bodies, t, penalty, k_max, first, max_sweeps, settle_tol, dt, body_q, lam_in, hist, work, geo, lin
+        )
 
 
 # ----------------------------------------------------------------------------------------------

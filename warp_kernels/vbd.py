@@ -673,9 +673,23 @@ compiles that code (a cold kernel cache compiles each Warp module on its first l
 wp.set_module_options({"enable_backward": False}, module=TRANSMISSION_MODULE)
 
 
-def _make_solve_body_colour(with_transmissions: bool, module: str):
+TENDON_MODULE = "warp_kernels.vbd_tendons"
+"""Warp module of the body sweep for models whose only rows are routed-cable spans (no joints,
+contacts, transmission tendons or couplings), so that such a model compiles neither the other
+sweeps nor the joint and contact kernels."""
+wp.set_module_options({"enable_backward": False}, module=TENDON_MODULE)
+
+
+def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only: bool = False):
     """The body sweep kernel, with or without the transmission rows (``with_transmissions``),
-    registered in the Warp module ``module``."""
+    registered in the Warp module ``module``. ``tendons_only`` compiles only the inertia and the
+    cable span rows (the joint and contact loops left out).
+
+    A CPU kernel loads every struct field its code uses at the start of each thread (Warp passes the
+    arguments by value and the compiler cannot keep them across the threads' stores), and spills
+    most of them to the stack: the joint, contact and transmission rows' fields were about a quarter
+    of the sweep's time on the cable scenes, which have none of those rows. Their variant adds the
+    same span rows in the same order, so it gives the same bits."""
 
     @wp.func(inline=True)
     def newton_step(
@@ -719,6 +733,13 @@ def _make_solve_body_colour(with_transmissions: bool, module: str):
         # results (the 6x6 system, three mat33) at every slot, which went through memory.
         slot_begin = bodies.slot_start[b]
         slot_end = bodies.slot_start[b + 1]
+        if wp.static(tendons_only):
+            # Only for models without joints, contacts and transmissions: every slot holds a span end.
+            for i in range(slot_begin, slot_end):
+                fx, ft, hxx, hxt, htt, idle = add_tendon_slot(
+                    fx, ft, hxx, hxt, htt, idle, bodies, lin, bodies.slot[i] - joint_slot_count, body_q
+                )
+            return solve_block(fx, ft, hxx, hxt, htt, wp.trace(bodies.inv_inertia[b]) > 0.0), idle
         joint_end = slot_run_end(bodies, slot_begin, slot_end, joint_slot_count)
         for i in range(slot_begin, joint_end):
             s = bodies.slot[i]
@@ -790,6 +811,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str):
         bodies: BodyModel,
         joints: JointModel,
         colour_bodies: wp.array(dtype=wp.int32),
+        chunk: int,
         joint_slot_count: int,
         summed_slot_count: int,
         dt: float,
@@ -817,41 +839,45 @@ def _make_solve_body_colour(with_transmissions: bool, module: str):
         next iteration bounces back. A body whose model left such a row out (``idle``) therefore
         takes a second Newton step from the first one's result, whose model has the right active set;
         a body whose unilateral rows were all active (resting contact) needs only one.
+
+        A thread takes ``chunk`` consecutive entries of ``colour_bodies`` (see ``linearize_tendons``).
         """
-        b = colour_bodies[wp.tid()]
-        if not is_moving_body(bodies, b):
-            return
-        com = bodies.com[b]
-        # A dynamic loop keeps one call site, so newton_step is inlined once rather than twice (an
-        # out-of-line call copied every struct argument, about 4 kB, per body and pass).
-        passes = int(0)
-        while passes < 2:
-            passes += 1
-            d, idle = newton_step(
-                bodies,
-                joints,
-                b,
-                joint_slot_count,
-                summed_slot_count,
-                dt,
-                joint_target_pos,
-                joint_target_vel,
-                joint_q_prev,
-                body_q_prev,
-                contacts,
-                has_contacts,
-                lin,
-                xs,
-                joint_duals,
-                contact_duals,
-                body_q,
-                body_delta,
-            )
-            d = bounded_step(d)
-            body_q[b] = move_body(body_q[b], com, d)
-            body_delta[b] = body_delta[b] + d
-            if idle == 0:
-                break
+        i0 = wp.tid() * chunk
+        for i in range(i0, wp.min(i0 + chunk, colour_bodies.shape[0])):
+            b = colour_bodies[i]
+            if not is_moving_body(bodies, b):
+                continue
+            com = bodies.com[b]
+            # A dynamic loop keeps one call site, so newton_step is inlined once rather than twice (an
+            # out-of-line call copied every struct argument, about 4 kB, per body and pass).
+            passes = int(0)
+            while passes < 2:
+                passes += 1
+                d, idle = newton_step(
+                    bodies,
+                    joints,
+                    b,
+                    joint_slot_count,
+                    summed_slot_count,
+                    dt,
+                    joint_target_pos,
+                    joint_target_vel,
+                    joint_q_prev,
+                    body_q_prev,
+                    contacts,
+                    has_contacts,
+                    lin,
+                    xs,
+                    joint_duals,
+                    contact_duals,
+                    body_q,
+                    body_delta,
+                )
+                d = bounded_step(d)
+                body_q[b] = move_body(body_q[b], com, d)
+                body_delta[b] = body_delta[b] + d
+                if idle == 0:
+                    break
 
     return solve_body_colour
 
@@ -860,6 +886,8 @@ solve_body_colour = _make_solve_body_colour(False, __name__)
 """Body sweep of a model without transmission tendons or couplings (see the factory's kernel)."""
 solve_body_colour_transmissions = _make_solve_body_colour(True, TRANSMISSION_MODULE)
 """Body sweep of a model with transmission tendons or couplings."""
+solve_body_colour_tendons = _make_solve_body_colour(False, TENDON_MODULE, tendons_only=True)
+"""Body sweep of a model without joints, contact capacity, transmission tendons or couplings."""
 
 
 @wp.kernel

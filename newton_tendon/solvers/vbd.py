@@ -22,6 +22,12 @@ Inextensible spans (compliance 0) are augmented-Lagrangian rows whose multiplier
 so they converge to zero stretch; the cap only bounds how stiff their Newton model gets."""
 
 
+CPU_CHUNK = 16
+"""Tendons (``linearize_tendons``) or bodies (body sweep) per thread on the CPU. A CPU thread loads
+every struct field its kernel uses before its first element (the compiler cannot keep them across
+threads), so taking 16 elements per thread pays that once per 16; on a GPU each thread takes one."""
+
+
 def _positive(name: str, value, lo: float = 0.0, hi: float = np.inf, closed_lo: bool = False) -> float:
     v = float(value)
     ok = (v >= lo if closed_lo else v > lo) and v <= hi and np.isfinite(v)
@@ -101,6 +107,7 @@ class SolverVBD(SolverBase):
         m = model
         dev = self.device
         self._colour_groups = self._build_colour_groups()
+        self._chunk = 1 if self.device.is_cuda else CPU_CHUNK
         self._joint_slot_count = 2 * m.joint_count
         self._init_rigid_scratch()
         self._tendon_slot_end = self._transmission_slot_base
@@ -201,9 +208,11 @@ class SolverVBD(SolverBase):
         self._xs.scratch = self._transmission_scratch  # rebound term coordinates
         has_contacts = contacts is not None and m.contact_capacity > 0
         contact_data = contacts.data() if has_contacts else self._no_contacts
-        # Models without transmission tendons or couplings sweep with the kernel compiled without them.
+        # Each model sweeps with the kernel compiled for the rows it has (transmissions; joints or contacts).
         if m.transmission_count or m.coupling_count:
             sweep = vbd_kernels.solve_body_colour_transmissions
+        elif m.joint_count == 0 and m.contact_capacity == 0:
+            sweep = vbd_kernels.solve_body_colour_tendons
         else:
             sweep = vbd_kernels.solve_body_colour
         lin = self._tendon_lin
@@ -211,10 +220,12 @@ class SolverVBD(SolverBase):
             if m.tendon_count:
                 wp.launch(
                     cable_kernels.linearize_tendons,
-                    dim=m.tendon_count,
+                    dim=(m.tendon_count + self._chunk - 1) // self._chunk,
                     inputs=[
                         self._tendons,
                         self._bodies,
+                        m.tendon_count,
+                        self._chunk,
                         self._params.rho_min,
                         1.0 / TENDON_COMPLIANCE_FLOOR,
                         int(it == 0),
@@ -233,11 +244,12 @@ class SolverVBD(SolverBase):
             for group in self._colour_groups:
                 wp.launch(
                     sweep,
-                    dim=group.shape[0],
+                    dim=(group.shape[0] + self._chunk - 1) // self._chunk,
                     inputs=[
                         self._bodies,
                         self._joints,
                         group,
+                        self._chunk,
                         self._joint_slot_count,
                         self._summed_slot_count,
                         dt,
