@@ -84,6 +84,9 @@ only its own pass on a cold kernel cache (``finalize`` compiles this module for 
 VBD_MODULE = "warp_kernels.cable_vbd"
 wp.set_module_options({"enable_backward": False}, module=XPBD_MODULE)
 wp.set_module_options({"enable_backward": False}, module=VBD_MODULE)
+RESET_MODULE = "warp_kernels.cable_reset"
+"""The per-world tendon resets: compiled on the first ``reset``, not on the cold path to the first step."""
+wp.set_module_options({"enable_backward": False}, module=RESET_MODULE)
 
 REST_LENGTH_FLOOR = wp.constant(1.0e-6)
 """Smallest free-span rest length [m] material transfer and route changes may leave."""
@@ -447,7 +450,7 @@ def seed_tendon(
             mr[s] = to_local(tm, g, body_q, xr)
 
 
-@wp.kernel
+@wp.kernel(module=RESET_MODULE)
 def reset_tendons(
     tm: TendonModel,
     world_mask: wp.array(dtype=wp.int32),
@@ -477,7 +480,7 @@ def winch_span(hist: TendonHistory, s: int, g: int, command: float):
     hist.winch[g] = hist.winch[g] + (new - old)
 
 
-@wp.kernel
+@wp.kernel(module=RESET_MODULE)
 def reset_tendons_measured(
     tm: TendonModel,
     world_mask: wp.array(dtype=wp.int32),
