@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import newton_tendon as nt
 from newton_tendon import TendonGuide, TendonGuideType
 from newton_tendon.transmission import TendonPulley, TendonSite, TendonWrap
-from warp_kernels.cable import REST_LENGTH_FLOOR, STIFF_REPORT_COMPLIANCE
+from warp_kernels.cable import REST_LENGTH_FLOOR, STIFF_REPORT_COMPLIANCE, WRAP_TOLERANCE
 
 from .helpers import SOLVERS
 
@@ -283,6 +283,22 @@ def far_point_inside_roller(sim, route) -> bool:
     return False
 
 
+def fixed_wrap_out_of_range(sim, route) -> bool:
+    """Whether an active fixed roller's wrap at the step's final pose (``tendon_guide_wrap``) left
+    [0, pi] by more than WRAP_TOLERANCE. ``tendon_guide_wrap_error`` flags the same pose, but only at
+    the next step's start (it is measured from the accepted pose), so without this the checks would
+    still run on the step whose final pose is outside the supported model (docs/cables.md)."""
+    sv = sim.solver
+    wrap = sv.tendon_guide_wrap.numpy().astype(np.float64)
+    gactive = sv.tendon_guide_active.numpy()
+    for g in range(1, len(route) - 1):
+        guide = route[g]
+        if guide.guide_type == TendonGuideType.ROLLER and not guide.dynamic and gactive[g]:
+            if wrap[g] < -WRAP_TOLERANCE or wrap[g] > math.pi + WRAP_TOLERANCE:
+                return True
+    return False
+
+
 def immovable(route, specs, s_guides) -> bool:
     """Whether a span's two end guides sit on one body or both on bodies nothing can push (world,
     kinematic). docs/cables.md: such a span "keeps its material and reports zero tension unless a
@@ -421,11 +437,98 @@ _END_ON_ROLLER_AXIS = (
 )
 
 
+# Long profile (shrunk, rounded): the bypass span from a fixed roller (axis y) to an anchor cuts 2 mm into a
+# dynamic roller (axis -z, on a hinged body), but engaging re-aims the fixed roller's tangent at the dynamic one,
+# out of plane, and the engaged route wraps it by -0.52 rad. The engage counted the arc's material at theta = 0
+# (clamped) while its material points held -0.52 rad: r theta = 0.09 m of cable lost at step 106 (both solvers).
+# A roller that the engaged route would not wrap (theta <= 0) now stays bypassed (cable.begin_step).
+_ENGAGE_WITHOUT_WRAP = (
+    [
+        dict(kind="free", pose=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=[0.05] * 3, twist=None),
+        dict(kind="free", pose=(0.42, -0.8, 0.95, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=[0.05] * 3, twist=None),
+        dict(
+            kind="hinged",
+            pose=(-0.05, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0),
+            mass=1.0,
+            inertia=[0.05] * 3,
+            twist=None,
+            axis=(0.0, 0.0, 1.0),
+        ),
+    ],
+    [
+        TendonGuide(body=1),
+        TendonGuide(body=0, guide_type=TendonGuideType.PINHOLE, offset=(0.2, 0.0, -0.2)),
+        TendonGuide(
+            body=-1, guide_type=TendonGuideType.ROLLER, radius=0.3, offset=(-0.25, 0.0, 0.0), axis=(0.0, 1.0, 0.0)
+        ),
+        TendonGuide(
+            body=2,
+            guide_type=TendonGuideType.ROLLER,
+            radius=0.17,
+            orientation=-1,
+            mu=0.6,
+            dynamic=True,
+            offset=(0.17, 0.0, 0.3),
+            axis=(0.0, 0.0, -1.0),
+        ),
+        TendonGuide(body=1),
+    ],
+)
+
+# Long profile (shrunk, partly rounded): engaging a dynamic roller whose rim overlaps a fixed roller's (axes
+# perpendicular) leaves the fixed roller's wrap at 3.20 rad > pi at the step's final pose, and both spans' far
+# points inside the rollers. tendon_guide_wrap_error flags that pose only at the next step's start, so the capstan
+# check ran on it: XPBD applied 1419/1033 N at the dynamic roller, exp(mu theta) = 1.30 (a 1000 N snap; at 16
+# iterations the tensions converge inside the bound). The checks now stop at the step whose final wrap is out of
+# range (fixed_wrap_out_of_range).
+_ENGAGE_WRAP_BEYOND_PI = (
+    [
+        dict(kind="free", pose=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.5, inertia=[0.07, 0.07, 0.03], twist=None),
+        dict(
+            kind="free", pose=(0.42, -0.81, 0.95, 0.0, 0.0, 0.0, 1.0), mass=2.7, inertia=[0.11, 0.1, 0.015], twist=None
+        ),
+        dict(
+            kind="hinged",
+            pose=(0.0, 0.0, 0.0, -0.02369185486448862, 0.0, 0.0, 0.9997193086127125),
+            mass=2.25,
+            inertia=[0.02, 0.1, 0.08],
+            twist=None,
+            axis=(0.0, 0.0, 1.0),
+        ),
+    ],
+    [
+        TendonGuide(body=1),
+        TendonGuide(body=0, guide_type=TendonGuideType.PINHOLE, offset=(0.0, 0.1943285102201185, -0.2078483631829391)),
+        TendonGuide(
+            body=-1,
+            guide_type=TendonGuideType.ROLLER,
+            radius=0.296875,
+            offset=(-0.24530186571573764, 0.0, 0.23801296608730865),
+            axis=(0.0, 1.0, 0.0),
+        ),
+        TendonGuide(
+            body=2,
+            guide_type=TendonGuideType.ROLLER,
+            radius=0.17197997630808726,
+            orientation=-1,
+            mu=0.6200781027936596,
+            dynamic=True,
+            offset=(0.16756531633388838, -2.0896410381121695e-19, 0.296875),
+            axis=(0.0, 0.0, -1.0),
+        ),
+        TendonGuide(body=1),
+        TendonGuide(body=0),
+    ],
+)
+
+
 @given(scene=cable_scenes())
 @example(scene=(_ONE_FREE_BODY, _PINHOLE_LOOP))
 @example(scene=_BEAD_ON_CABLE_END)
 @example(scene=_SPINNING_ROUTE)
 @example(scene=_END_ON_ROLLER_AXIS)
+@example(scene=_ENGAGE_WITHOUT_WRAP)
+@example(scene=_ENGAGE_WRAP_BEYOND_PI)
 def test_random_routed_cables(device, solver, scene):
     """Random legal routes on random free/kinematic/hinged bodies, both solvers, STEPS steps:
 
@@ -440,7 +543,8 @@ def test_random_routed_cables(device, solver, scene):
       roller's wrap outside [0, pi]);
     * the capstan inequality holds on the applied tensions (``applied_tension``) at every active
       frictional (and frictionless: mu = 0 means equal tensions) internal guide after every step,
-      until a fixed roller's wrap leaves the supported range (``tendon_guide_wrap_error``).
+      until a fixed roller's wrap leaves the supported range (``fixed_wrap_out_of_range``, then
+      ``tendon_guide_wrap_error``).
     """
     specs, route = scene
     b = nt.ModelBuilder()
@@ -462,7 +566,7 @@ def test_random_routed_cables(device, solver, scene):
         comp = sv.tendon_segment_active_compliance.numpy()
         lam_rows = (active != 0) & (comp == 0.0)
         assert np.all(mat[lam_rows] >= -PUSH_TOL), f"step {step}: inextensible span pushes: {mat[lam_rows]}"
-        bad_wrap = bad_wrap or bool(np.any(sv.tendon_guide_wrap_error.numpy()))
+        bad_wrap = bad_wrap or bool(np.any(sv.tendon_guide_wrap_error.numpy())) or fixed_wrap_out_of_range(sim, route)
         degenerate = degenerate or bad_wrap or far_point_inside_roller(sim, route)
         if not bad_wrap:  # a flagged wrap is outside the supported model (docs/cables.md)
             check_capstan(sim, route, specs, step)

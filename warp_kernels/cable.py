@@ -584,7 +584,10 @@ def begin_step(
                 xa, t_in = span_points(tm, g - 1, g, body_q)
                 t_out, xb = span_points(tm, g, g + 1, body_q)
                 c, n, rr, o = roller_frame(tm, g, body_q)
-                theta = wp.max(wrap_from_angle(winding_angle(c, n, o, t_in, t_out)), 0.0)
+                # The wrap the material points will hold (``material_wrap``), unclamped so that the split
+                # conserves material. A route that does not wrap the roller once engaged (theta <= 0: a
+                # roller neighbour's tangent re-aimed at it, out of plane) stays bypassed.
+                theta = wrap_from_angle(winding_angle(c, n, o, t_in, t_out))
                 free_in = wp.length(t_in - xa)
                 free_out = wp.length(xb - t_out)
                 eff_in = free_in + arc_leaving(tm, g - 1, body_q, ml[s_out], xa)
@@ -594,7 +597,7 @@ def begin_step(
                 if eff_in + eff_out > 1.0e-12:
                     share = eff_in / (eff_in + eff_out)
                 # Engage only if both new spans keep the floor (otherwise cable would be invented).
-                if avail * share >= REST_LENGTH_FLOOR and avail - avail * share >= REST_LENGTH_FLOOR:
+                if theta > 0.0 and avail * share >= REST_LENGTH_FLOOR and avail - avail * share >= REST_LENGTH_FLOOR:
                     rest[s_in] = avail * share
                     rest[s_out] = avail - avail * share
                     hist.residual[s_in] = 0.0  # the bypass span's residual stays with it (s_out)
