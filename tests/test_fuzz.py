@@ -554,6 +554,43 @@ _SNAP_THROUGH_PINHOLE = (
     ],
 )
 
+# Long profile (shrunk, rounded; VBD): a compliant damped span (1e-6 m/N, 9.8 N s/m) to a kinematic anchor
+# goes taut from a fall while its neighbours across a frictionless roller are still slack. VBD's spring
+# multiplier was clamped at 0, so a span slack by 0.6 mm but lengthening pulled with the penalty-softened
+# k C (k = 1.1e4 instead of 1/c = 1e6 N/m) plus damping: 9.08 N against 0 N (4.47/11.18 N a step later, at
+# any iteration count; XPBD 0 and 7.43/7.43 N). The multiplier may now go down to -damping (cable.py,
+# update_tendon_span_duals).
+_DAMPED_SLACK_SPAN = (
+    [
+        dict(
+            kind="free", pose=(0.97, 0.0, 0.68, 0.0, 0.0, 0.0, 1.0), mass=0.58, inertia=[0.03, 0.017, 0.023], twist=None
+        ),
+        dict(
+            kind="kinematic",
+            pose=(0.0, 0.0, 0.67, 0.0, 0.0, 0.0, 1.0),
+            mass=4.3,
+            inertia=[0.065, 0.021, 0.15],
+            twist=(0.0,) * 6,
+        ),
+        dict(
+            kind="free", pose=(0.0, -0.97, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.9, inertia=[0.09, 0.058, 0.022], twist=None
+        ),
+    ],
+    [
+        TendonGuide(body=0),
+        TendonGuide(body=2, guide_type=TendonGuideType.PINHOLE),
+        TendonGuide(
+            body=0,
+            guide_type=TendonGuideType.ROLLER,
+            radius=0.275,
+            orientation=-1,
+            offset=(0.0, 0.0, -0.28),
+            axis=(-1.0, 0.0, 0.0),
+        ),
+        TendonGuide(body=1, compliance=1.0e-6, damping=9.8),
+    ],
+)
+
 
 @given(scene=cable_scenes())
 @example(scene=(_ONE_FREE_BODY, _PINHOLE_LOOP))
@@ -563,6 +600,7 @@ _SNAP_THROUGH_PINHOLE = (
 @example(scene=_ENGAGE_WITHOUT_WRAP)
 @example(scene=_ENGAGE_WRAP_BEYOND_PI)
 @example(scene=_SNAP_THROUGH_PINHOLE)
+@example(scene=_DAMPED_SLACK_SPAN)
 def test_random_routed_cables(device, solver, scene):
     """Random legal routes on random free/kinematic/hinged bodies, both solvers, STEPS steps:
 

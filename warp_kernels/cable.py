@@ -1146,7 +1146,8 @@ class TendonLinearization:
         T_al(x) = lambda + k (C(x) - c lambda),   k = 1 / (c + 1/k_pen),
 
     plus damping ``d (l - l_0)/dt`` for compliant spans, and no force when the sum is negative
-    (slack). At the fixed point of the dual update ``lambda <- max(T_al, 0)`` the row satisfies
+    (slack). At the fixed point of the dual update ``lambda <- max(T_al, -D+)`` (D+ the damping
+    tension when positive: the span pulls while the sum is) the row satisfies
     ``C = c T`` exactly: a compliant spring, or an inextensible span for c = 0. The penalty
     ``k_pen = rho / (w dt^2)`` (w the row's inverse mass, rho = ``penalty_min``; growing it, as for
     the rigid rows, slowed the Gauss-Seidel coupling of multi-body cables) is capped at ``k_max`` =
@@ -1459,8 +1460,12 @@ def update_tendon_span_duals(
         lam_felt[s] = wp.max(lam_hat[s], 0.0)
         if lin.k[s] > 0.0:
             dl = linearized_stretch(bodies, lin, s, body_q)
-            lam_felt[s] = wp.max(al_tension(lin, s, dl) + lin.damp[s] * (lin.dl0[s] + dl), 0.0) * dt * dt
-            lin.lam[s] = wp.max(al_tension(lin, s, dl), 0.0)
+            damping = lin.damp[s] * (lin.dl0[s] + dl)
+            lam_felt[s] = wp.max(al_tension(lin, s, dl) + damping, 0.0) * dt * dt
+            # The row pulls while spring + damping > 0 (T = C/c + d (l - l0)/dt, XPBD's and the relaxation's
+            # tension), so the spring's multiplier may go down to -damping: clamped at 0, a slack span that
+            # lengthens fast kept the penalty-softened k C < C/c and pulled harder than its run.
+            lin.lam[s] = wp.max(al_tension(lin, s, dl), -wp.max(damping, 0.0))
 
 
 @wp.kernel(module=VBD_MODULE)
@@ -1474,7 +1479,7 @@ def update_span_duals(
     # Out:
     lam_felt: wp.array(dtype=float),
 ):
-    """After a VBD sweep: the dual step ``lambda <- max(T_al, 0)`` of every active span, and
+    """After a VBD sweep: the dual step ``lambda <- max(T_al, -D+)`` of every active span, and
     ``lam_felt = T dt^2`` with T the tension its row exerted (the multiplier ``relax_tendon``
     predicts from and the inextensible spans' reported tension). Inactive spans report 0.
     SolverVBD launches it after the last sweep only: ``linearize_tendons`` takes the earlier
