@@ -1465,7 +1465,10 @@ def update_tendon_span_duals(
             # The row pulls while spring + damping > 0 (T = C/c + d (l - l0)/dt, XPBD's and the relaxation's
             # tension), so the spring's multiplier may go down to -damping: clamped at 0, a slack span that
             # lengthens fast kept the penalty-softened k C < C/c and pulled harder than its run.
-            lin.lam[s] = wp.max(al_tension(lin, s, dl), -wp.max(damping, 0.0))
+            lam_floor = float(0.0)
+            if damping > 0.0:
+                lam_floor = -damping
+            lin.lam[s] = wp.max(al_tension(lin, s, dl), lam_floor)
 
 
 @wp.kernel(module=VBD_MODULE)
