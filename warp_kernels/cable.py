@@ -587,7 +587,10 @@ def begin_step(
                 xa, t_in = span_points(tm, g - 1, g, body_q)
                 t_out, xb = span_points(tm, g, g + 1, body_q)
                 c, n, rr, o = roller_frame(tm, g, body_q)
-                theta = wp.max(wrap_from_angle(winding_angle(c, n, o, t_in, t_out)), 0.0)
+                # The wrap the material points will hold (``material_wrap``), unclamped so that the split
+                # conserves material. A route that does not wrap the roller once engaged (theta <= 0: a
+                # roller neighbour's tangent re-aimed at it, out of plane) stays bypassed.
+                theta = wrap_from_angle(winding_angle(c, n, o, t_in, t_out))
                 free_in = wp.length(t_in - xa)
                 free_out = wp.length(xb - t_out)
                 eff_in = free_in + arc_leaving(tm, g - 1, body_q, ml[s_out], xa)
@@ -597,7 +600,7 @@ def begin_step(
                 if eff_in + eff_out > 1.0e-12:
                     share = eff_in / (eff_in + eff_out)
                 # Engage only if both new spans keep the floor (otherwise cable would be invented).
-                if avail * share >= REST_LENGTH_FLOOR and avail - avail * share >= REST_LENGTH_FLOOR:
+                if theta > 0.0 and avail * share >= REST_LENGTH_FLOOR and avail - avail * share >= REST_LENGTH_FLOOR:
                     rest[s_in] = avail * share
                     rest[s_out] = avail - avail * share
                     hist.residual[s_in] = 0.0  # the bypass span's residual stays with it (s_out)
@@ -1146,7 +1149,8 @@ class TendonLinearization:
         T_al(x) = lambda + k (C(x) - c lambda),   k = 1 / (c + 1/k_pen),
 
     plus damping ``d (l - l_0)/dt`` for compliant spans, and no force when the sum is negative
-    (slack). At the fixed point of the dual update ``lambda <- max(T_al, 0)`` the row satisfies
+    (slack). At the fixed point of the dual update ``lambda <- max(T_al, -D+)`` (D+ the damping
+    tension when positive: the span pulls while the sum is) the row satisfies
     ``C = c T`` exactly: a compliant spring, or an inextensible span for c = 0. The penalty
     ``k_pen = rho / (w dt^2)`` (w the row's inverse mass, rho = ``penalty_min``; growing it, as for
     the rigid rows, slowed the Gauss-Seidel coupling of multi-body cables) is capped at ``k_max`` =
@@ -1459,8 +1463,15 @@ def update_tendon_span_duals(
         lam_felt[s] = wp.max(lam_hat[s], 0.0)
         if lin.k[s] > 0.0:
             dl = linearized_stretch(bodies, lin, s, body_q)
-            lam_felt[s] = wp.max(al_tension(lin, s, dl) + lin.damp[s] * (lin.dl0[s] + dl), 0.0) * dt * dt
-            lin.lam[s] = wp.max(al_tension(lin, s, dl), 0.0)
+            damping = lin.damp[s] * (lin.dl0[s] + dl)
+            lam_felt[s] = wp.max(al_tension(lin, s, dl) + damping, 0.0) * dt * dt
+            # The row pulls while spring + damping > 0 (T = C/c + d (l - l0)/dt, XPBD's and the relaxation's
+            # tension), so the spring's multiplier may go down to -damping: clamped at 0, a slack span that
+            # lengthens fast kept the penalty-softened k C < C/c and pulled harder than its run.
+            lam_floor = float(0.0)
+            if damping > 0.0:
+                lam_floor = -damping
+            lin.lam[s] = wp.max(al_tension(lin, s, dl), lam_floor)
 
 
 @wp.kernel(module=VBD_MODULE)
@@ -1474,7 +1485,7 @@ def update_span_duals(
     # Out:
     lam_felt: wp.array(dtype=float),
 ):
-    """After a VBD sweep: the dual step ``lambda <- max(T_al, 0)`` of every active span, and
+    """After a VBD sweep: the dual step ``lambda <- max(T_al, -D+)`` of every active span, and
     ``lam_felt = T dt^2`` with T the tension its row exerted (the multiplier ``relax_tendon``
     predicts from and the inextensible spans' reported tension). Inactive spans report 0.
     SolverVBD launches it after the last sweep only: ``linearize_tendons`` takes the earlier
