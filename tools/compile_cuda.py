@@ -58,5 +58,6 @@ def main(arch: int = 90) -> int:
         return 1
     return 0
 
+
 if __name__ == "__main__":
     sys.exit(main())
