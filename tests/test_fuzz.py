@@ -25,7 +25,7 @@ from newton_tendon import TendonGuide, TendonGuideType
 from newton_tendon.transmission import TendonPulley, TendonSite, TendonWrap
 from warp_kernels.cable import REST_LENGTH_FLOOR, STIFF_REPORT_COMPLIANCE, WRAP_TOLERANCE
 
-from .helpers import SOLVERS
+from .helpers import SOLVERS, quat_to_matrix
 
 DT = 1.0 / 240.0
 STEPS = 120
@@ -254,13 +254,6 @@ def applied_tension(solver) -> np.ndarray:
     return lam.numpy().astype(np.float64) / (DT * DT)
 
 
-def _rotate(q, v):
-    """Rotate vector v by the unit quaternion q = (x, y, z, w) (float64)."""
-    u, w = np.asarray(q[:3], dtype=np.float64), float(q[3])
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
-
-
 def far_point_inside_roller(sim, route) -> bool:
     """Whether a span's far end, projected on the plane of an active roller it touches, lies within
     ROLLER_INSIDE of the roller's radius: the tangent construction then takes a rim point whose
@@ -280,8 +273,9 @@ def far_point_inside_roller(sim, route) -> bool:
             if guide.guide_type != TendonGuideType.ROLLER:
                 continue
             pose = q[guide.body] if guide.body >= 0 else np.array([0, 0, 0, 0, 0, 0, 1.0])
-            c = pose[:3] + _rotate(pose[3:], np.asarray(guide.offset, dtype=np.float64))
-            n = _rotate(pose[3:], np.asarray(guide.axis, dtype=np.float64))
+            rot = quat_to_matrix(pose[3:])
+            c = pose[:3] + rot @ np.asarray(guide.offset, dtype=np.float64)
+            n = rot @ np.asarray(guide.axis, dtype=np.float64)
             n /= np.linalg.norm(n)
             d = far - c
             if np.linalg.norm(d - np.dot(d, n) * n) <= guide.radius * (1.0 + ROLLER_INSIDE):
