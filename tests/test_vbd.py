@@ -364,3 +364,46 @@ def test_box_stack_at_large_time_step_stays_stacked(device):
         worst = max(worst, np.abs(sim.body_q()[:, :3] - q0[:, :3]).max())
     assert worst < 1.0e-2
     assert np.abs(sim.body_qd()).max() < 1.0e-3  # at rest
+
+
+def test_bead_on_a_short_loaded_span_converges_to_equal_tensions(device):
+    """A frictionless pinhole on a free body (a bead) next to the end anchor of a taut cable whose two
+    ends sit on one moving kinematic body: the span between bead and anchor is 0-3 mm long and
+    carries 50-100 N, so moving the bead by a fraction of a millimetre turns it by tens of degrees.
+    Converged (64 iterations), the spans must be inextensible (l = L) and, across the frictionless
+    pinhole, equally tense (capstan with mu = 0; spec: routed cable, frictionless guides transmit the
+    tension unchanged). Without the span rows' geometric stiffness (``TendonLinearization.kg``) the
+    Newton steps of the bead overshot sideways into a two-cycle between iterations that kept the short
+    span stretched by 1.96 mm and pulling 63 N against 113 N (a long-profile fuzz finding).
+    Tolerances: 1e-5 m is 0.5 % of that stretch; 1e-3 relative is the settle tolerance of the
+    material relaxation (``tendon_settle_tol``)."""
+    b = nt.ModelBuilder()
+    body0 = b.add_body(is_kinematic=True, mass=1.0, inertia=np.eye(3) * 0.03125)
+    bead = b.add_body(mass=2.16, inertia=np.eye(3) * 0.03125)
+    b.add_tendon(
+        [
+            nt.TendonGuide(
+                body=body0, guide_type=nt.TendonGuideType.ROLLER, radius=0.25, axis=(0.777, 0.627, 0.061), orientation=-1
+            ),
+            nt.TendonGuide(body=body0),
+            nt.TendonGuide(body=bead, guide_type=nt.TendonGuideType.PINHOLE, offset=(-0.25, 0.0, 0.0)),
+            nt.TendonGuide(body=body0, offset=(-0.25, 0.0, 0.0)),
+        ]
+    )
+    sim = Sim(b, device, iterations=64, contacts=False, solver="vbd")
+    qd = sim.state_0.body_qd.numpy()
+    qd[body0] = (0.45, -0.356, 0.449, -0.376, -0.153, 0.655)
+    sim.state_0.body_qd.assign(qd)
+    sv = sim.solver
+    sim.step(1.0 / 240.0)  # the bead starts on the end anchor: an end stop (span 2 at the rest floor)
+    for step in range(1, 4):
+        sim.step(1.0 / 240.0)
+        rest = sim.state_0.tendon_segment_rest_length.numpy()
+        assert rest[2] > 1.0e-5, f"step {step}: the bead should have left the end stop: {rest}"
+        xl = sv.tendon_segment_attachment_l.numpy().astype(np.float64)
+        xr = sv.tendon_segment_attachment_r.numpy().astype(np.float64)
+        stretch = np.linalg.norm(xr - xl, axis=1) - rest
+        tension = sv.tendon_segment_material_tension.numpy().astype(np.float64)
+        assert np.all(np.abs(stretch[1:]) <= 1.0e-5), f"step {step}: stretch {stretch}"
+        assert tension[1] > 1.0, f"step {step}: the cable should be loaded: {tension}"
+        assert abs(tension[1] - tension[2]) <= 1.0e-3 * max(tension[1:]), f"step {step}: tensions {tension}"

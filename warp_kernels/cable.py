@@ -109,6 +109,10 @@ instead of (l - L)/c: their stretch is within a few float32 ulps of a metre-scal
 1.2e-7 m, is 0.12 N at 1e-6 m/N and 1e5 N at 1e-12 m/N)."""
 WRAP_TOLERANCE = wp.constant(1.0e-4)
 """Angle [rad] by which a fixed roller's wrap may leave [0, pi] before it is flagged."""
+GEOMETRIC_STIFFNESS_MIN = wp.constant(1.0e-3)
+"""Fraction of a VBD span row's stiffness k below which its geometric stiffness T/l is left out."""
+GEOMETRIC_STIFFNESS_CAP = wp.constant(1.0e8)
+"""Largest geometric stiffness [N/m] of a VBD span row (the rows' penalty cap, 1 / 1e-8 m/N)."""
 
 
 @wp.struct
@@ -1186,6 +1190,18 @@ class TendonLinearization:
     jr: wp.array(dtype=wp.spatial_vector)
     bl: wp.array(dtype=wp.int32)
     br: wp.array(dtype=wp.int32)
+    kg: wp.array(dtype=float)
+    """Geometric stiffness T/l [N/m] of the span at the linearization pose (0 where negligible, see
+    ``GEOMETRIC_STIFFNESS_MIN``): the Hessian of ``T l`` in an end point ``x`` is
+    ``(T/l)(I - n n^T) + (dT/dl) n n^T``, and the Gauss-Newton rows keep only the second term. The
+    first one is what holds an end point sideways on a short, loaded span, whose direction turns by
+    a large angle when the point moves by a fraction of its length: without it the Newton step of a
+    bead on a 3 mm span under 100 N overshoots sideways and the iterations settle into a two-cycle
+    that leaves the span stretched (docs/vbd.md)."""
+    rl: wp.array(dtype=wp.vec3)
+    """Left end point relative to its body's COM [m], world frame, at the linearization."""
+    rr: wp.array(dtype=wp.vec3)
+    """Right end point relative to its body's COM [m], world frame, at the linearization."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1436,6 +1452,21 @@ def al_tension(lin: TendonLinearization, s: int, dl: float):
 
 
 @wp.func
+def geometric_stiffness(lin: TendonLinearization, s: int, length: float):
+    """Span s's geometric stiffness ``T/l`` [N/m] at its linearization pose (``TendonLinearization.kg``):
+    T the row's tension there (damping included, 0 when slack), l > 0 its length [m]. Capped at
+    the penalty cap ``1 / TENDON_COMPLIANCE_FLOOR`` like the rows (a loaded span of nearly zero length
+    pins its end point sideways), and 0 below ``GEOMETRIC_STIFFNESS_MIN`` of the row's stiffness,
+    where it would change the Newton step by less than that fraction: long spans skip the extra
+    Hessian block."""
+    tension = wp.max(al_tension(lin, s, 0.0) + lin.damp[s] * lin.dl0[s], 0.0)
+    kg = wp.min(tension / length, GEOMETRIC_STIFFNESS_CAP)
+    if kg < GEOMETRIC_STIFFNESS_MIN * lin.k[s]:
+        kg = 0.0
+    return kg
+
+
+@wp.func
 def linearized_tension(bodies: BodyModel, lin: TendonLinearization, s: int, body_q: wp.array(dtype=wp.transform)):
     """Tension [N] span s's row exerts at the poses body_q (0 when slack), damping included."""
     if lin.k[s] <= 0.0:
@@ -1535,6 +1566,15 @@ def linearize_tendon(
                 # Slack at the step's predicted pose: last step's tension does not carry over (it
                 # would pull the slack cable until k |C| outgrew it).
                 lin.lam[s] = 0.0
+            kg = geometric_stiffness(lin, s, geo.length[s])
+            lin.kg[s] = kg
+            if kg > 0.0:
+                bl = lin.bl[s]
+                br = lin.br[s]
+                if bl >= 0:
+                    lin.rl[s] = work.xl[s] - wp.transform_point(body_q[bl], bodies.com[bl])
+                if br >= 0:
+                    lin.rr[s] = work.xr[s] - wp.transform_point(body_q[br], bodies.com[br])
 
 
 @wp.kernel(module=VBD_MODULE)

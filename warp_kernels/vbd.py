@@ -510,10 +510,20 @@ def add_tendon_slot(
     tension = linearized_tension(bodies, lin, s, body_q)
     if tension <= 0.0:
         return fx, ft, hxx, hxt, htt, idle + 1  # slack
+    left = gi % 2 == 1  # the span leaves this guide: this body holds its left end
     jac = lin.jr[s]
-    if gi % 2 == 1:
-        jac = lin.jl[s]  # the span leaves this guide: this body holds its left end
+    if left:
+        jac = lin.jl[s]
     fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, tension, k)
+    kg = lin.kg[s]
+    if kg > 0.0:
+        # Geometric stiffness (T/l)(I - n n^T) of the end point (``TendonLinearization.kg``).
+        r = lin.rr[s]
+        if left:
+            r = lin.rl[s]
+        n = wp.spatial_top(jac)
+        proj = wp.identity(n=3, dtype=float) - wp.outer(n, n)
+        fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, wp.vec3(), kg, proj)
     return fx, ft, hxx, hxt, htt, idle
 
 

@@ -140,6 +140,9 @@ class SolverVBD(SolverBase):
         lin.dl0 = wp.zeros(ns, dtype=float, device=dev)
         lin.comp = wp.zeros(ns, dtype=float, device=dev)
         lin.damp = wp.zeros(ns, dtype=float, device=dev)
+        lin.kg = wp.zeros(ns, dtype=float, device=dev)
+        lin.rl = wp.zeros(ns, dtype=wp.vec3, device=dev)
+        lin.rr = wp.zeros(ns, dtype=wp.vec3, device=dev)
         self._tendon_lin = lin
         # relax_tendon predicts from the tension the rows exerted in the last sweep (times dt^2),
         # kept privately: the public tendon_segment_lambda (XPBD's multiplier) stays zero.
