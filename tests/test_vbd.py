@@ -383,7 +383,11 @@ def test_bead_on_a_short_loaded_span_converges_to_equal_tensions(device):
     b.add_tendon(
         [
             nt.TendonGuide(
-                body=body0, guide_type=nt.TendonGuideType.ROLLER, radius=0.25, axis=(0.777, 0.627, 0.061), orientation=-1
+                body=body0,
+                guide_type=nt.TendonGuideType.ROLLER,
+                radius=0.25,
+                axis=(0.777, 0.627, 0.061),
+                orientation=-1,
             ),
             nt.TendonGuide(body=body0),
             nt.TendonGuide(body=bead, guide_type=nt.TendonGuideType.PINHOLE, offset=(-0.25, 0.0, 0.0)),
