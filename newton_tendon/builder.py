@@ -1274,8 +1274,11 @@ class ModelBuilder(TransmissionBuilder):
     # Colouring and finalize
 
     def _body_edges(self) -> list[tuple[int, int]]:
-        """Pairs of bodies coupled by a row: joints, contact-capable shape pairs, tendon spans,
-        dynamic-roller bypass spans, transmission tendons and their couplings."""
+        """Pairs of bodies coupled by a row: joints, contact-capable shape pairs, transmission
+        tendons and their couplings, and every two bodies on one routed cable (SolverVBD's run rows
+        join the spans between guides that pass material freely, so a body's Newton step reads the
+        motion of every body of its run; which guides those are depends on friction and wrap, so
+        the whole route counts)."""
         edges = [(p, c) for p, c in zip(self.joint_parent, self.joint_child, strict=True) if p >= 0]
         edges.extend(contact_body_pairs(self))
         # Transmission tendons and couplings: every pair of distinct bodies of one row.
@@ -1283,16 +1286,9 @@ class ModelBuilder(TransmissionBuilder):
             members = sorted(set(group))
             edges.extend((a, b) for i, a in enumerate(members) for b in members[i + 1 :])
         starts = [*self.tendon_start, self.tendon_guide_count]
-        body = self.tendon_guide_body
         for t in range(self.tendon_count):
-            for g in range(starts[t], starts[t + 1] - 1):
-                partners = [g + 1]
-                if self.tendon_guide_flags[g + 1] & T.GUIDE_FLAG_DYNAMIC:
-                    partners.append(g + 2)
-                for h in partners:
-                    a, b = body[g], body[h]
-                    if a >= 0 and b >= 0 and a != b:
-                        edges.append((a, b))
+            members = sorted({b for b in self.tendon_guide_body[starts[t] : starts[t + 1]] if b >= 0})
+            edges.extend((a, b) for i, a in enumerate(members) for b in members[i + 1 :])
         return edges
 
     def color(self) -> int:

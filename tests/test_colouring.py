@@ -2,7 +2,9 @@
 
 VBD updates all bodies of one colour in parallel, each with the others held fixed; two bodies
 coupled by a joint, a contact-capable shape pair or a tendon span in the same colour would read
-each other's half-updated poses. Checked on random scenes against the finalized model (the pairs
+each other's half-updated poses. Every two bodies on one routed cable count as coupled: a run row
+(spans joined by guides that pass material freely) evaluates its tension with the motion of all of
+its bodies. Checked on random scenes against the finalized model (the pairs
 the solver will actually see), not against the builder's own edge list.
 """
 
@@ -59,7 +61,9 @@ def random_world(rng: np.random.Generator) -> nt.ModelBuilder:
 
 
 def coupled_pairs(model: nt.Model) -> set[tuple[int, int]]:
-    """Body pairs the solver couples: joints, contact pairs, spans and dynamic-roller bypass spans."""
+    """Body pairs the solver couples: joints, contact pairs, and every two bodies on one routed cable
+    (a run row joins the spans between guides that pass material freely; see
+    ``cable.TendonLinearization``)."""
     pairs = set()
     for p, c in zip(model.joint_parent.numpy(), model.joint_child.numpy(), strict=True):
         if p >= 0:
@@ -72,16 +76,9 @@ def coupled_pairs(model: nt.Model) -> set[tuple[int, int]]:
                 pairs.add((a, c))
     start = model.tendon_start.numpy()
     body = model.tendon_guide_body.numpy()
-    flags = model.tendon_guide_flags.numpy()
     for t in range(model.tendon_count):
-        for g in range(start[t], start[t + 1] - 1):
-            partners = [g + 1]
-            if flags[g + 1] & int(nt.TendonGuideFlags.DYNAMIC):
-                partners.append(g + 2)  # the bypass span when the roller releases
-            for h in partners:
-                a, c = int(body[g]), int(body[h])
-                if a >= 0 and c >= 0 and a != c:
-                    pairs.add((a, c))
+        on_route = sorted({int(x) for x in body[start[t] : start[t + 1]] if x >= 0})
+        pairs.update((a, c) for i, a in enumerate(on_route) for c in on_route[i + 1 :])
     return pairs
 
 
@@ -129,3 +126,26 @@ def test_worlds_do_not_couple():
     many = nt.ModelBuilder()
     many.replicate(one, 16)
     assert many.color() == single.color()
+
+
+def test_bodies_on_one_cable_get_distinct_colours_and_stale_colourings_are_rejected():
+    """An Atwood machine: two weights on one cable over a world roller share no span, but they share
+    the cable's run row (one tension for both spans across the frictionless roller), so they need two
+    colours. A colouring from before that rule (both weights in colour 0, as a saved scene may hold)
+    is rejected by SolverVBD with the fix in the message."""
+    b = nt.ModelBuilder()
+    w1 = b.add_body(xform=(-0.5, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=1.1, inertia=np.eye(3) * 0.01)
+    w2 = b.add_body(xform=(0.5, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3) * 0.01)
+    b.add_tendon(
+        [
+            TendonGuide(body=w1),
+            TendonGuide(body=-1, guide_type=TendonGuideType.ROLLER, radius=0.5, offset=(0.0, 0.0, 2.0)),
+            TendonGuide(body=w2),
+        ]
+    )
+    assert b.color() == 2
+    assert b.body_color[w1] != b.body_color[w2]
+    SolverVBD(b.finalize("cpu"))
+    b.body_color = [0, 0]
+    with pytest.raises(ValueError, match=r"bodies 0 and 1 on tendon 0 share colour 0.*builder\.color\(\) again"):
+        SolverVBD(b.finalize("cpu"))

@@ -781,17 +781,22 @@ def test_set_custom_attribute_on_tendon_domains():
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def test_color_separates_bodies_coupled_by_a_tendon_span():
-    """Two bodies joined only by a tendon span get different colours; a world guide couples nothing."""
+def test_color_separates_bodies_on_one_cable():
+    """Bodies joined by a tendon span get different colours, and so do bodies on one cable with only
+    world guides between them (SolverVBD's run row across a frictionless world guide reads both);
+    bodies on different cables are not coupled by them."""
     b = ModelBuilder()
     body(b, (0.0, 0.0, 1.0))
     body(b, (1.0, 0.0, 1.0))
     body(b, (2.0, 0.0, 1.0))
+    body(b, (3.0, 0.0, 1.0))
     b.add_tendon([TendonGuide(body=0), TendonGuide(body=1)])
-    b.add_tendon([TendonGuide(body=2), TendonGuide(body=-1), TendonGuide(body=0)])  # 2 and 0 are not neighbours
+    b.add_tendon([TendonGuide(body=2), TendonGuide(body=-1), TendonGuide(body=0)])  # 2 and 0 share a run
+    b.add_tendon([TendonGuide(body=3), TendonGuide(body=-1)])
     assert b.color() == 2
     assert b.body_color[0] != b.body_color[1]
-    assert b.body_color[2] == 0  # isolated: the first colour
+    assert b.body_color[0] != b.body_color[2]
+    assert b.body_color[3] == 0  # coupled to no other body: the first colour
 
 
 @pytest.mark.parametrize("roller_body", [pytest.param(1, id="roller-on-body"), pytest.param(-1, id="roller-on-world")])
@@ -824,10 +829,10 @@ def test_color_separates_the_neighbours_of_a_dynamic_roller():
     b.add_tendon(route)
     assert b.color() == 3
     assert len(set(b.body_color)) == 3
-    # without the dynamic flag, bodies 0 and 2 are not coupled and a chain needs two colours
+    # Without the dynamic flag bodies 0 and 2 still share the cable's run row across the roller
+    # (frictionless), so every body on the route keeps its own colour.
     b2 = ModelBuilder()
     for i in range(3):
         body(b2, (float(i), 0.0, 1.0))
     b2.add_tendon([route[0], dataclasses.replace(route[1], dynamic=False), route[2]])
-    assert b2.color() == 2
-    assert b2.body_color[0] == b2.body_color[2] != b2.body_color[1]
+    assert b2.color() == 3

@@ -52,7 +52,7 @@ from typing import Any
 
 import warp as wp
 
-from warp_kernels.math import pose_change, world_inv_inertia
+from warp_kernels.math import world_inv_inertia
 from warp_kernels.rigid import BodyModel, is_moving_body
 from warp_kernels.routing import (
     ROLLER_PAIR_WARM_ITERATIONS,
@@ -1166,14 +1166,36 @@ class TendonLinearization:
     ``slot_span[2 g + 1]`` the span leaving it (-1 when none). The multiplier carries over from the
     previous step (``State.tendon_segment_multiplier``) unless the span is slack at the predicted
     pose; the penalty restarts at rho_min.
+
+    Run rows. Spans joined by guides that pass material freely (a run of the material relaxation:
+    capstan ratio 1, e.g. any frictionless pinhole or roller) are one row: material slides between
+    them at once, so they carry one tension, the tension of their summed stretch,
+
+        T_run = sum_s (lambda_s f_s + C_s(x) - c_s lambda_s) / sum_s f_s,   f_s = 1/k_s,
+
+    i.e. the spans' AL tensions T_s averaged with weights f_s (what moving material between them
+    until they are equal gives; a span without a row contributes its fixed stretch with f_s = c_s).
+    Every span of the run applies T_run and takes it as its multiplier; the run's stiffness is
+    ``1 / sum f``. Per-span rows joined only by the relaxation between iterations made a body that
+    slides along the cable (a bead on a frictionless pinhole, an Atwood machine) stretch one span
+    and relax the other within an iteration, which left the spans across a frictionless guide
+    pulling unequal tensions after the last sweep (16.3 N against 14.6 N one step after a 60 N
+    snap; a fuzz finding). Runs with a damped span or a span at the rest-length floor that left the
+    run keep per-span rows.
     """
 
-    ql: wp.array(dtype=wp.transform)
-    """Pose of the left end body at the linearization (read only when ``bl`` >= 0). Kept per span
+    body_delta: wp.array(dtype=wp.spatial_vector)
+    """The solver's per-body sum of the Newton steps taken in this step (COM translation [m],
+    rotation vector [rad]), read to measure how far an end body moved since the linearization."""
+    dl: wp.array(dtype=wp.spatial_vector)
+    """``body_delta`` of the left end body at the linearization (read only when ``bl`` >= 0): the
+    body's motion since is ``body_delta[bl] - dl``, the sum of the Newton steps it took since, which
+    is exactly the ``d`` the Newton model is linear in (the pose difference ``q q_ref^-1`` equals it
+    to first order and cost two point transforms, a quaternion product and an atan2). Kept per span
     rather than per body so that a tendon's thread can take the previous iteration's dual step and
-    then relinearize without another pose buffer or a copy of all poses."""
-    qr: wp.array(dtype=wp.transform)
-    """Pose of the right end body at the linearization (read only when ``br`` >= 0)."""
+    then relinearize without another buffer."""
+    dr: wp.array(dtype=wp.spatial_vector)
+    """``body_delta`` of the right end body at the linearization (read only when ``br`` >= 0)."""
     slot_span: wp.array(dtype=wp.int32)
     lam: wp.array(dtype=float)
     """Multiplier [N] (warm-started across steps)."""
@@ -1202,6 +1224,17 @@ class TendonLinearization:
     """Left end point relative to its body's COM [m], world frame, at the linearization."""
     rr: wp.array(dtype=wp.vec3)
     """Right end point relative to its body's COM [m], world frame, at the linearization."""
+    flex: wp.array(dtype=float)
+    """1/k [m/N] of a span with a row, its compliance c of one without (``k = 0``)."""
+    run_head: wp.array(dtype=wp.int32)
+    """First span of the span's run row (itself when the span is a row of its own)."""
+    run_next: wp.array(dtype=wp.int32)
+    """Next span of the run row (-1 at its end; -1 for a span that is a row of its own)."""
+    run_flex: wp.array(dtype=float)
+    """At a run row's head: the run's flexibility sum(flex) [m/N], i.e. 1/k of the run row."""
+    run_base: wp.array(dtype=float)
+    """At a run row's head: sum(lambda flex + c0 - c lambda) [m], the numerator of T_run at the
+    linearization pose (the part that the body motion within the iteration does not change)."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1401,11 +1434,11 @@ def relax_tendon_vbd(
             if moving_l:
                 row_l = bl
                 jl = wp.spatial_vector(-n, -arm_l)
-                lin.ql[s] = body_q[bl]
+                lin.dl[s] = lin.body_delta[bl]
             if moving_r:
                 row_r = br
                 jr = wp.spatial_vector(n, arm_r)
-                lin.qr[s] = body_q[br]
+                lin.dr[s] = lin.body_delta[br]
         lin.k[s] = k
         lin.jl[s] = jl
         lin.jr[s] = jr
@@ -1418,29 +1451,18 @@ def relax_tendon_vbd(
 
 
 @wp.func
-def pose_change_or_zero(q: wp.transform, q_ref: wp.transform, com: wp.vec3):
-    """``pose_change(q, q_ref, com)``, returned as exact zeros without evaluating the rotation vector
-    when the two poses are the same bits: the body sweep meets that case for a body's own span ends
-    on its first Newton pass of an iteration (it has not moved since the rows were linearized), where
-    ``pose_change`` also gives exact zeros on the CPU (its translation is a difference of equal
-    values, and ``q q^-1`` has an exactly zero vector part)."""
-    if q == q_ref:
-        return wp.spatial_vector()
-    return pose_change(q, q_ref, com)
-
-
-@wp.func
-def linearized_stretch(bodies: BodyModel, lin: TendonLinearization, s: int, body_q: wp.array(dtype=wp.transform)):
+def linearized_stretch(lin: TendonLinearization, s: int):
     """Change of span s's length [m] since its linearization, to first order in the end bodies'
-    motion: ``J_l . d_l + J_r . d_r`` with ``d`` each end body's pose change from ``ql``/``qr`` to
-    ``body_q`` (COM translation [m], rotation vector [rad]) and ``J`` the length gradients [1, m]."""
+    motion: ``J_l . d_l + J_r . d_r`` with ``d`` the Newton steps each end body took since
+    (``TendonLinearization.dl``/``dr``; COM translation [m], rotation vector [rad]) and ``J`` the
+    length gradients [1, m]."""
     stretch = float(0.0)
     bl = lin.bl[s]
     br = lin.br[s]
     if bl >= 0:
-        stretch = stretch + wp.dot(lin.jl[s], pose_change_or_zero(body_q[bl], lin.ql[s], bodies.com[bl]))
+        stretch = stretch + wp.dot(lin.jl[s], lin.body_delta[bl] - lin.dl[s])
     if br >= 0:
-        stretch = stretch + wp.dot(lin.jr[s], pose_change_or_zero(body_q[br], lin.qr[s], bodies.com[br]))
+        stretch = stretch + wp.dot(lin.jr[s], lin.body_delta[br] - lin.dr[s])
     return stretch
 
 
@@ -1452,27 +1474,47 @@ def al_tension(lin: TendonLinearization, s: int, dl: float):
 
 
 @wp.func
-def geometric_stiffness(lin: TendonLinearization, s: int, length: float):
+def geometric_stiffness(lin: TendonLinearization, s: int, tension: float, length: float):
     """Span s's geometric stiffness ``T/l`` [N/m] at its linearization pose (``TendonLinearization.kg``):
-    T the row's tension there (damping included, 0 when slack), l > 0 its length [m]. Capped at
+    T [N] the tension of its row (or run row) there, damping included (none when <= 0), l > 0 its
+    length [m]. Capped at
     the penalty cap ``1 / TENDON_COMPLIANCE_FLOOR`` like the rows (a loaded span of nearly zero length
     pins its end point sideways), and 0 below ``GEOMETRIC_STIFFNESS_MIN`` of the row's stiffness,
     where it would change the Newton step by less than that fraction: long spans skip the extra
     Hessian block."""
-    tension = wp.max(al_tension(lin, s, 0.0) + lin.damp[s] * lin.dl0[s], 0.0)
-    kg = wp.min(tension / length, GEOMETRIC_STIFFNESS_CAP)
+    kg = wp.min(wp.max(tension, 0.0) / length, GEOMETRIC_STIFFNESS_CAP)
     if kg < GEOMETRIC_STIFFNESS_MIN * lin.k[s]:
         kg = 0.0
     return kg
 
 
 @wp.func
-def linearized_tension(bodies: BodyModel, lin: TendonLinearization, s: int, body_q: wp.array(dtype=wp.transform)):
-    """Tension [N] span s's row exerts at the poses body_q (0 when slack), damping included."""
+def linearized_tension(lin: TendonLinearization, s: int):
+    """Tension [N] span s's row exerts after its end bodies' Newton steps since the linearization (0
+    when slack), damping included."""
     if lin.k[s] <= 0.0:
         return 0.0
-    dl = linearized_stretch(bodies, lin, s, body_q)
+    dl = linearized_stretch(lin, s)
     return wp.max(al_tension(lin, s, dl) + lin.damp[s] * (lin.dl0[s] + dl), 0.0)
+
+
+@wp.func
+def single_row(lin: TendonLinearization, s: int):
+    """Whether span s is a row of its own (not part of a run row)."""
+    return lin.run_head[s] == s and lin.run_next[s] < 0
+
+
+@wp.func
+def run_tension(lin: TendonLinearization, head: int):
+    """Augmented-Lagrangian tension [N] of the run row starting at span ``head`` after its bodies'
+    Newton steps since the linearization (may be negative: slack), see ``TendonLinearization``."""
+    total = lin.run_base[head]
+    m = head
+    while m >= 0:
+        if lin.k[m] > 0.0:
+            total = total + linearized_stretch(lin, m)
+        m = lin.run_next[m]
+    return total / lin.run_flex[head]
 
 
 @wp.func
@@ -1489,11 +1531,21 @@ def update_tendon_span_duals(
     """The dual step of tendon t's spans after a body sweep (``update_span_duals``)."""
     for g in range(tm.start[t] + 1, tm.start[t + 1]):
         s = seg_index(t, g)
+        if not single_row(lin, s):
+            # A run row, updated as a whole from its head (the run's first span, met first).
+            if lin.run_head[s] == s:
+                tension = wp.max(run_tension(lin, s), 0.0)
+                m = s
+                while m >= 0:
+                    lin.lam[m] = tension
+                    lam_felt[m] = tension * dt * dt
+                    m = lin.run_next[m]
+            continue
         # A span no moving body feels (immovable or same-body ends) reports the tension the
         # material relaxation gave it, as XPBD does.
         lam_felt[s] = wp.max(lam_hat[s], 0.0)
         if lin.k[s] > 0.0:
-            dl = linearized_stretch(bodies, lin, s, body_q)
+            dl = linearized_stretch(lin, s)
             damping = lin.damp[s] * (lin.dl0[s] + dl)
             lam_felt[s] = wp.max(al_tension(lin, s, dl) + damping, 0.0) * dt * dt
             # The row pulls while spring + damping > 0 (T = C/c + d (l - l0)/dt, XPBD's and the relaxation's
@@ -1555,26 +1607,90 @@ def linearize_tendon(
     # The rows' stretch at this pose, after the material moved (their other terms came with the geometry).
     active = hist.active
     rest = hist.rest
-    for g in range(tm.start[t] + 1, tm.start[t + 1]):
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    # Stretch at this pose; flexibility; run rows (``TendonLinearization``) from the relaxation's
+    # runs. The run's first span is met first, so it is the head; an excluded span (inactive, left
+    # the run at the floor, damped) is a row of its own, and a damped member excludes its run.
+    prev = int(-1)
+    cur_run = int(-1)
+    row_head = int(-1)
+    for g in range(g0 + 1, g1):
         s = seg_index(t, g)
+        lin.run_head[s] = s
+        lin.run_next[s] = -1
         if active[g] == 0:
             lin.k[s] = 0.0
             lin.lam[s] = 0.0
-        elif lin.k[s] > 0.0:
-            lin.c0[s] = geo.length[s] - rest[s]
+            continue
+        lin.c0[s] = geo.length[s] - rest[s]
+        if lin.k[s] > 0.0:
+            lin.flex[s] = 1.0 / lin.k[s]
             if first != 0 and lin.c0[s] < 0.0:
                 # Slack at the step's predicted pose: last step's tension does not carry over (it
                 # would pull the slack cable until k |C| outgrew it).
                 lin.lam[s] = 0.0
-            kg = geometric_stiffness(lin, s, geo.length[s])
-            lin.kg[s] = kg
-            if kg > 0.0:
-                bl = lin.bl[s]
-                br = lin.br[s]
-                if bl >= 0:
-                    lin.rl[s] = work.xl[s] - wp.transform_point(body_q[bl], bodies.com[bl])
-                if br >= 0:
-                    lin.rr[s] = work.xr[s] - wp.transform_point(body_q[br], bodies.com[br])
+        else:
+            # No row (immovable or same-body ends, or zero length): a fixed stretch in a run row.
+            lin.flex[s] = span_compliance(tm, s, left_guide(g, active) != g - 1)
+            lin.comp[s] = lin.flex[s]
+            lin.damp[s] = 0.0
+        if work.run_skip[s] != 0:
+            continue
+        if work.run_first[s] != cur_run:
+            cur_run = work.run_first[s]
+            row_head = s
+            lin.run_flex[s] = 0.0
+        else:
+            lin.run_next[prev] = s
+            lin.run_head[s] = row_head
+        prev = s
+        lin.run_flex[row_head] = lin.run_flex[row_head] + lin.flex[s]
+        if lin.damp[s] > 0.0:
+            lin.run_flex[row_head] = -1.0e30  # a damped member: per-span rows for this run (below)
+    # Each run row's tension here (``run_base``); runs that cannot be one row (a damped member, no
+    # flexibility, no member with a row) go back to per-span rows.
+    for g in range(g0 + 1, g1):
+        s = seg_index(t, g)
+        if active[g] == 0 or lin.run_head[s] != s or lin.run_next[s] < 0:
+            continue
+        rows = int(0)
+        base = float(0.0)
+        m = s
+        while m >= 0:
+            if lin.k[m] > 0.0:
+                rows += 1
+            lam = lin.lam[m]
+            base = base + lam * lin.flex[m] + lin.c0[m] - lin.comp[m] * lam
+            m = lin.run_next[m]
+        lin.run_base[s] = base
+        if rows == 0 or lin.run_flex[s] <= 0.0:
+            m = s
+            while m >= 0:
+                nxt = lin.run_next[m]
+                lin.run_head[m] = m
+                lin.run_next[m] = -1
+                m = nxt
+    # Geometric stiffness of each span with a row, from the tension its row (or run row) has here.
+    for g in range(g0 + 1, g1):
+        s = seg_index(t, g)
+        if active[g] == 0 or lin.k[s] <= 0.0:
+            continue
+        tension = float(0.0)
+        if single_row(lin, s):
+            tension = al_tension(lin, s, 0.0) + lin.damp[s] * lin.dl0[s]
+        else:
+            head = lin.run_head[s]
+            tension = lin.run_base[head] / lin.run_flex[head]
+        kg = geometric_stiffness(lin, s, tension, geo.length[s])
+        lin.kg[s] = kg
+        if kg > 0.0:
+            bl = lin.bl[s]
+            br = lin.br[s]
+            if bl >= 0:
+                lin.rl[s] = work.xl[s] - wp.transform_point(body_q[bl], bodies.com[bl])
+            if br >= 0:
+                lin.rr[s] = work.xr[s] - wp.transform_point(body_q[br], bodies.com[br])
 
 
 @wp.kernel(module=VBD_MODULE)

@@ -30,7 +30,7 @@ Units: f [N, N m], H [N/m, N, N m/rad], lambda [N] (linear rows) or [N m] (angul
 
 import warp as wp
 
-from warp_kernels.cable import TendonLinearization, linearized_tension
+from warp_kernels.cable import TendonLinearization, linearized_tension, run_tension, single_row
 from warp_kernels.contacts import ContactData, pose_or_identity
 from warp_kernels.joints import JointModel, parent_pose
 from warp_kernels.math import quat_to_rotation_vector, twist_angle, world_inertia
@@ -494,10 +494,8 @@ def add_tendon_slot(
     hxt: wp.mat33,
     htt: wp.mat33,
     idle: int,
-    bodies: BodyModel,
     lin: TendonLinearization,
     gi: int,
-    body_q: wp.array(dtype=wp.transform),
 ):
     """Add the span held by guide slot gi (linearized, see ``cable.TendonLinearization``).
     Returns the updated (fx, ft, hxx, hxt, htt, idle)."""
@@ -507,7 +505,14 @@ def add_tendon_slot(
     k = lin.k[s]
     if k <= 0.0:
         return fx, ft, hxx, hxt, htt, idle
-    tension = linearized_tension(bodies, lin, s, body_q)
+    tension = float(0.0)
+    if single_row(lin, s):
+        tension = linearized_tension(lin, s)
+    else:
+        # A span of a run row: the run's tension and stiffness (``cable.TendonLinearization``).
+        head = lin.run_head[s]
+        tension = run_tension(lin, head)
+        k = 1.0 / lin.run_flex[head]
     if tension <= 0.0:
         return fx, ft, hxx, hxt, htt, idle + 1  # slack
     left = gi % 2 == 1  # the span leaves this guide: this body holds its left end
@@ -747,7 +752,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
             # Only for models without joints, contacts and transmissions: every slot holds a span end.
             for i in range(slot_begin, slot_end):
                 fx, ft, hxx, hxt, htt, idle = add_tendon_slot(
-                    fx, ft, hxx, hxt, htt, idle, bodies, lin, bodies.slot[i] - joint_slot_count, body_q
+                    fx, ft, hxx, hxt, htt, idle, lin, bodies.slot[i] - joint_slot_count
                 )
             return solve_block(fx, ft, hxx, hxt, htt, wp.trace(bodies.inv_inertia[b]) > 0.0), idle
         joint_end = slot_run_end(bodies, slot_begin, slot_end, joint_slot_count)
@@ -775,7 +780,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
         tendon_end = slot_run_end(bodies, joint_end, slot_end, xs.tendon_slot_end)
         for i in range(joint_end, tendon_end):
             fx, ft, hxx, hxt, htt, idle = add_tendon_slot(
-                fx, ft, hxx, hxt, htt, idle, bodies, lin, bodies.slot[i] - joint_slot_count, body_q
+                fx, ft, hxx, hxt, htt, idle, lin, bodies.slot[i] - joint_slot_count
             )
         summed_end = slot_run_end(bodies, tendon_end, slot_end, summed_slot_count)
         if wp.static(with_transmissions):

@@ -128,8 +128,9 @@ class SolverVBD(SolverBase):
 
         ns = max(m.tendon_segment_count, 1)
         lin = cable_kernels.TendonLinearization()
-        lin.ql = wp.zeros(ns, dtype=wp.transform, device=dev)
-        lin.qr = wp.zeros(ns, dtype=wp.transform, device=dev)
+        lin.body_delta = self._body_delta
+        lin.dl = wp.zeros(ns, dtype=wp.spatial_vector, device=dev)
+        lin.dr = wp.zeros(ns, dtype=wp.spatial_vector, device=dev)
         lin.slot_span = wp.full(max(2 * m.tendon_guide_count, 1), -1, dtype=wp.int32, device=dev)
         lin.k = wp.zeros(ns, dtype=float, device=dev)
         lin.jl = wp.zeros(ns, dtype=wp.spatial_vector, device=dev)
@@ -143,6 +144,11 @@ class SolverVBD(SolverBase):
         lin.kg = wp.zeros(ns, dtype=float, device=dev)
         lin.rl = wp.zeros(ns, dtype=wp.vec3, device=dev)
         lin.rr = wp.zeros(ns, dtype=wp.vec3, device=dev)
+        lin.flex = wp.zeros(ns, dtype=float, device=dev)
+        lin.run_head = wp.array(np.arange(ns, dtype=np.int32), dtype=wp.int32, device=dev)
+        lin.run_next = wp.full(ns, -1, dtype=wp.int32, device=dev)
+        lin.run_flex = wp.zeros(ns, dtype=float, device=dev)
+        lin.run_base = wp.zeros(ns, dtype=float, device=dev)
         self._tendon_lin = lin
         # relax_tendon predicts from the tension the rows exerted in the last sweep (times dt^2),
         # kept privately: the public tendon_segment_lambda (XPBD's multiplier) stays zero.
@@ -181,6 +187,23 @@ class SolverVBD(SolverBase):
                 "body, joint, shape and tendon is added and before builder.finalize() (VBD updates bodies of one "
                 "colour in parallel)"
             )
+        # Two moving bodies on one routed cable may share a run row (``cable.TendonLinearization``),
+        # whose tension a body's Newton step evaluates with the other's motion: one colour would race.
+        if m.tendon_count:
+            starts = m.tendon_start.numpy()
+            guide_body = m.tendon_guide_body.numpy()
+            for t in range(m.tendon_count):
+                on_route = np.unique(guide_body[starts[t] : starts[t + 1]])
+                on_route = on_route[on_route >= 0]
+                on_route = on_route[moving[on_route]]
+                c = colours[on_route]
+                if np.unique(c).size < c.size:
+                    dup = on_route[c == c[np.argmax(np.bincount(c))]]
+                    raise ValueError(
+                        f"SolverVBD: bodies {int(dup[0])} and {int(dup[1])} on tendon {t} share colour "
+                        f"{int(colours[dup[0]])}; the moving bodies of one routed cable need distinct colours "
+                        "(a colouring from before that rule, e.g. in a saved scene): call builder.color() again"
+                    )
         groups = []
         for c in range(int(colours.max()) + 1 if colours.size else 0):
             members = np.nonzero(moving & (colours == c))[0].astype(np.int32)
