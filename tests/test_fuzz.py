@@ -623,11 +623,38 @@ _BEAD_ON_TAUT_CABLE = (
     ],
 )
 
+# Long profile, VBD: every guide at the origin; the cable leaves a roller on a hinged body for a
+# frictional pinhole at the roller's centre (a far end inside the roller: a degenerate route). It
+# stays finite; the capstan check skips the steps with the far end inside (see the test).
+_PINHOLE_AT_ROLLER_CENTRE = (
+    [
+        dict(kind="free", pose=(0.0,) * 6 + (1.0,), mass=1.72, inertia=[0.035, 0.052, 0.037], twist=None),
+        dict(
+            kind="hinged",
+            pose=(0.0,) * 6 + (1.0,),
+            mass=3.27,
+            inertia=[0.0163, 0.0327, 0.0778],
+            twist=None,
+            axis=(0.0, 0.0, 1.0),
+        ),
+        dict(kind="free", pose=(0.0,) * 6 + (1.0,), mass=0.2, inertia=[0.001] * 3, twist=None),
+    ],
+    [
+        TendonGuide(body=1, guide_type=TendonGuideType.ROLLER, radius=0.24, axis=(0.0, 0.0, 1.0)),
+        TendonGuide(body=0, guide_type=TendonGuideType.PINHOLE, mu=0.1245),
+        TendonGuide(body=-1, guide_type=TendonGuideType.PINHOLE),
+        TendonGuide(body=0, guide_type=TendonGuideType.PINHOLE),
+        TendonGuide(body=0, guide_type=TendonGuideType.PINHOLE),
+        TendonGuide(body=0),
+    ],
+)
+
 
 @given(scene=cable_scenes())
 @example(scene=(_ONE_FREE_BODY, _PINHOLE_LOOP))
 @example(scene=_SNAP_AT_WORLD_PINHOLE)
 @example(scene=_BEAD_ON_TAUT_CABLE)
+@example(scene=_PINHOLE_AT_ROLLER_CENTRE)
 @example(scene=_BEAD_ON_CABLE_END)
 @example(scene=_SPINNING_ROUTE)
 @example(scene=_END_ON_ROLLER_AXIS)
@@ -650,7 +677,13 @@ def test_random_routed_cables(device, solver, scene):
     * the capstan inequality holds on the applied tensions (``applied_tension``) at every active
       frictional (and frictionless: mu = 0 means equal tensions) internal guide after every step,
       until a fixed roller's wrap leaves the supported range (``fixed_wrap_out_of_range``, then
-      ``tendon_guide_wrap_error``).
+      ``tendon_guide_wrap_error``), at no step whose pose has a span's far end inside a roller
+      (``far_point_inside_roller``), and not after a degenerate route (those two, or an end on a
+      roller) has made or lost cable. docs/cables.md: such routes stay finite but are outside the
+      cable model, so their tensions are not capstan quantities (long profile, VBD: a pinhole at
+      the centre of an end roller on a hinged body, every guide at the origin, held 10.8 kN against
+      9.0 kN at step 12 while the material grew from 0.24 m to 0.78 m, and 3.5 N against 1.7 N at
+      step 100, by when the end roller had paid out 3.7 m of new cable).
     """
     specs, route = scene
     b = nt.ModelBuilder()
@@ -663,6 +696,7 @@ def test_random_routed_cables(device, solver, scene):
     cable0 = None
     degenerate = end_rollers
     bad_wrap = False
+    created = False
     applied_before = np.zeros(len(route) - 1)
     for step in range(STEPS):
         sim.step()
@@ -675,17 +709,19 @@ def test_random_routed_cables(device, solver, scene):
         lam_rows = (active != 0) & (comp == 0.0)
         assert np.all(mat[lam_rows] >= -PUSH_TOL), f"step {step}: inextensible span pushes: {mat[lam_rows]}"
         bad_wrap = bad_wrap or bool(np.any(sv.tendon_guide_wrap_error.numpy())) or fixed_wrap_out_of_range(sim, route)
-        degenerate = degenerate or bad_wrap or far_point_inside_roller(sim, route)
-        if not bad_wrap:  # a flagged wrap is outside the supported model (docs/cables.md)
-            check_capstan(sim, route, specs, step, applied, applied_before)
-        applied_before = applied
+        inside_roller = far_point_inside_roller(sim, route)
+        degenerate = degenerate or bad_wrap or inside_roller
         cable = float(sv.tendon_total_cable.numpy()[0])
         if cable0 is None:
             cable0 = cable
+        conserved = abs(cable - cable0) <= CABLE_RTOL * abs(cable0) + CABLE_ATOL
         if inextensible and not degenerate:
-            assert abs(cable - cable0) <= CABLE_RTOL * abs(cable0) + CABLE_ATOL, (
-                f"step {step}: total cable {cable!r} drifted from {cable0!r}"
-            )
+            assert conserved, f"step {step}: total cable {cable!r} drifted from {cable0!r}"
+        # A degenerate route that has made or lost cable stays outside the model (docs/cables.md).
+        created = created or (degenerate and not conserved)
+        if not (bad_wrap or inside_roller or created):
+            check_capstan(sim, route, specs, step, applied, applied_before)
+        applied_before = applied
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1171,17 +1171,20 @@ class TendonLinearization:
     capstan ratio 1, e.g. any frictionless pinhole or roller) are one row: material slides between
     them at once, so they carry one tension, the tension of their summed stretch,
 
-        T_run = sum_s (lambda_s f_s + C_s(x) - c_s lambda_s) / sum_s f_s,   f_s = 1/k_s,
+        T_run = sum_s f_s T_s(x) / sum_s f_s,   f_s = 1/k_s,
+        T_s(x) = lambda_s + k_s (C_s(x) - c_s lambda_s) + d_s (l_s - l0_s)(x),
 
-    i.e. the spans' AL tensions T_s averaged with weights f_s (what moving material between them
-    until they are equal gives; a span without a row contributes its fixed stretch with f_s = c_s).
-    Every span of the run applies T_run and takes it as its multiplier; the run's stiffness is
-    ``1 / sum f``. Per-span rows joined only by the relaxation between iterations made a body that
-    slides along the cable (a bead on a frictionless pinhole, an Atwood machine) stretch one span
-    and relax the other within an iteration, which left the spans across a frictionless guide
-    pulling unequal tensions after the last sweep (16.3 N against 14.6 N one step after a 60 N
-    snap; a fuzz finding). Runs with a damped span or a span at the rest-length floor that left the
-    run keep per-span rows.
+    the spans' tensions (damping included) averaged with weights f_s: what moving material between
+    them until they are equal gives, since material changes C_s (slope k_s) and not the length rate
+    that damping acts on. A span without a row contributes its fixed stretch with f_s = c_s. Every
+    span of the run applies T_run; its spring multiplier becomes T_run minus its damping tension
+    (>= -damping, the per-span floor). A body's motion changes T_run through each of its spans by
+    ``(1 + d_s f_s) / sum f`` per metre, the row's Hessian scale. Per-span rows joined only by the
+    relaxation between iterations made a body that slides along the cable (a bead on a frictionless
+    pinhole, an Atwood machine) stretch one span and relax the other within an iteration, which
+    left the spans across a frictionless guide pulling unequal tensions after the last sweep (16.3 N
+    against 14.6 N one step after a 60 N snap; 2.66 N against 2.35 N beside a damped span; fuzz
+    findings). A span at the rest-length floor that left the run (an end stop) keeps its own row.
     """
 
     body_delta: wp.array(dtype=wp.spatial_vector)
@@ -1512,7 +1515,7 @@ def run_tension(lin: TendonLinearization, head: int):
     m = head
     while m >= 0:
         if lin.k[m] > 0.0:
-            total = total + linearized_stretch(lin, m)
+            total = total + (1.0 + lin.damp[m] * lin.flex[m]) * linearized_stretch(lin, m)
         m = lin.run_next[m]
     return total / lin.run_flex[head]
 
@@ -1537,7 +1540,10 @@ def update_tendon_span_duals(
                 tension = wp.max(run_tension(lin, s), 0.0)
                 m = s
                 while m >= 0:
-                    lin.lam[m] = tension
+                    damping = float(0.0)
+                    if lin.k[m] > 0.0:
+                        damping = lin.damp[m] * (lin.dl0[m] + linearized_stretch(lin, m))
+                    lin.lam[m] = tension - damping
                     lam_felt[m] = tension * dt * dt
                     m = lin.run_next[m]
             continue
@@ -1610,8 +1616,8 @@ def linearize_tendon(
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
     # Stretch at this pose; flexibility; run rows (``TendonLinearization``) from the relaxation's
-    # runs. The run's first span is met first, so it is the head; an excluded span (inactive, left
-    # the run at the floor, damped) is a row of its own, and a damped member excludes its run.
+    # runs. The run's first span is met first, so it is the head; an excluded span (inactive, or
+    # left the run at the floor) is a row of its own.
     prev = int(-1)
     cur_run = int(-1)
     row_head = int(-1)
@@ -1646,10 +1652,8 @@ def linearize_tendon(
             lin.run_head[s] = row_head
         prev = s
         lin.run_flex[row_head] = lin.run_flex[row_head] + lin.flex[s]
-        if lin.damp[s] > 0.0:
-            lin.run_flex[row_head] = -1.0e30  # a damped member: per-span rows for this run (below)
-    # Each run row's tension here (``run_base``); runs that cannot be one row (a damped member, no
-    # flexibility, no member with a row) go back to per-span rows.
+    # Each run row's tension here (``run_base``); runs that cannot be one row (no flexibility, no
+    # member with a row) go back to per-span rows.
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
         if active[g] == 0 or lin.run_head[s] != s or lin.run_next[s] < 0:
@@ -1662,6 +1666,7 @@ def linearize_tendon(
                 rows += 1
             lam = lin.lam[m]
             base = base + lam * lin.flex[m] + lin.c0[m] - lin.comp[m] * lam
+            base = base + lin.damp[m] * lin.flex[m] * lin.dl0[m]
             m = lin.run_next[m]
         lin.run_base[s] = base
         if rows == 0 or lin.run_flex[s] <= 0.0:
