@@ -46,6 +46,16 @@ largest tension, or ``max_sweeps``. Spans joined by frictionless guides (``exp(m
 a *run* that is solved exactly in one pass (one common tension), so material flows freely even
 through an inextensible span between immovable guides; the sweeps then only handle guides with
 friction, moving material between whole runs.
+
+Chunks
+------
+The per-step kernels over tendons (``begin_step``, ``solve_tendons``, ``linearize_tendons``,
+``update_span_duals``, ``tendon_diagnostics``) take ``chunk`` consecutive tendons per thread: the
+solvers pass ``solvers.base.CPU_CHUNK`` (16) on the CPU and 1 on CUDA. Warp's CPU backend runs a
+launch's threads one after the other on one core, and each thread begins by loading the fields of
+the structs it uses (``TendonModel`` alone holds twelve array descriptors); a one-tendon thread
+of a two-span cable does little more work than that. A chunk loads them once per 16 tendons. On a
+GPU a thread per tendon keeps the lanes busy, and the loop runs once.
 """
 
 from typing import Any
@@ -504,26 +514,21 @@ def reset_tendons_measured(
     seed_tendon(tm, t, body_q, hist.rest, hist.active, hist)
 
 
-@wp.kernel
-def begin_step(
+@wp.func(inline=True)
+def begin_tendon_step(
     tm: TendonModel,
+    t: int,
     activation_tol: float,
     body_q: wp.array(dtype=wp.transform),
     baseline_rest: wp.array(dtype=float),
     baseline_active: wp.array(dtype=wp.int32),
     hist_in: TendonHistory,
     winch_length: wp.array(dtype=float),
-    # Out:
     hist: TendonHistory,
     work: TendonWork,
     geo: TendonGeometry,
 ):
-    """Accept the pose ``body_q`` (the step's input state): fold wound arcs into the spans, move the
-    material points to the current tangent points, engage or release dynamic rollers, pay out or
-    reel in cable at winches, and record each span's starting length for damping. Reads ``*_in``
-    history, writes the output state's. Caches the step's geometry of the world guides and of the
-    spans between them in ``geo`` and ``work.xl``/``xr`` (see ``TendonGeometry``)."""
-    t = wp.tid()
+    """Tendon t's part of ``begin_step``."""
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
     rest = hist.rest
@@ -652,6 +657,36 @@ def begin_step(
             theta = material_wrap(tm, g, body_q, mr[s_in], ml[s_out])
             if theta < -WRAP_TOLERANCE or theta > wp.pi + WRAP_TOLERANCE:
                 wrap_error[g] = 1
+
+
+@wp.kernel
+def begin_step(
+    tm: TendonModel,
+    tendon_count: int,
+    chunk: int,
+    activation_tol: float,
+    body_q: wp.array(dtype=wp.transform),
+    baseline_rest: wp.array(dtype=float),
+    baseline_active: wp.array(dtype=wp.int32),
+    hist_in: TendonHistory,
+    winch_length: wp.array(dtype=float),
+    # Out:
+    hist: TendonHistory,
+    work: TendonWork,
+    geo: TendonGeometry,
+):
+    """Accept the pose ``body_q`` (the step's input state): fold wound arcs into the spans, move the
+    material points to the current tangent points, engage or release dynamic rollers, pay out or
+    reel in cable at winches, and record each span's starting length for damping. Reads ``*_in``
+    history, writes the output state's. Caches the step's geometry of the world guides and of the
+    spans between them in ``geo`` and ``work.xl``/``xr`` (see ``TendonGeometry``).
+
+    A thread takes the tendons ``[chunk tid, chunk (tid + 1))`` (module docstring: *Chunks*)."""
+    t0 = wp.tid() * chunk
+    for t in range(t0, wp.min(t0 + chunk, tendon_count)):
+        begin_tendon_step(
+            tm, t, activation_tol, body_q, baseline_rest, baseline_active, hist_in, winch_length, hist, work, geo
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1078,28 +1113,23 @@ def relax_tendon(
     relax_material(tm, t, max_sweeps, settle_tol, hist, work, geo)
 
 
-@wp.kernel(module=XPBD_MODULE)
-def solve_tendons(
+@wp.func(inline=True)
+def solve_tendon(
     tm: TendonModel,
     bodies: BodyModel,
+    t: int,
     slot_base: int,
     relaxation: float,
     max_sweeps: int,
     settle_tol: float,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
-    # In/out (material transfer writes hist.rest):
     hist: TendonHistory,
     work: TendonWork,
     geo: TendonGeometry,
-    # Out:
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
-    """One XPBD pass over a tendon: predict every span's multiplier, relax material across pinholes
-    and rollers under the capstan bound, then apply the stretch rows (see module docstring).
-    Guide g writes its incoming-span correction to slot ``slot_base + 2 g`` and its outgoing-span
-    correction to ``slot_base + 2 g + 1``."""
-    t = wp.tid()
+    """Tendon t's part of ``solve_tendons``."""
     relax_tendon(tm, bodies, t, max_sweeps, settle_tol, dt, body_q, hist, work, geo)
     active = hist.active
     lam = work.lam
@@ -1142,6 +1172,37 @@ def solve_tendons(
             pull_r = wp.spatial_vector(-n * (bodies.inv_mass[br] * dlam), -geo.resp_r[s] * dlam)
         slot_delta[slot_base + 2 * gl + 1] = slot_delta[slot_base + 2 * gl + 1] + pull_l
         slot_delta[slot_base + 2 * g] = slot_delta[slot_base + 2 * g] + pull_r
+
+
+@wp.kernel(module=XPBD_MODULE)
+def solve_tendons(
+    tm: TendonModel,
+    bodies: BodyModel,
+    tendon_count: int,
+    chunk: int,
+    slot_base: int,
+    relaxation: float,
+    max_sweeps: int,
+    settle_tol: float,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    # In/out (material transfer writes hist.rest):
+    hist: TendonHistory,
+    work: TendonWork,
+    geo: TendonGeometry,
+    # Out:
+    slot_delta: wp.array(dtype=wp.spatial_vector),
+):
+    """One XPBD pass over a tendon: predict every span's multiplier, relax material across pinholes
+    and rollers under the capstan bound, then apply the stretch rows (see module docstring).
+    Guide g writes its incoming-span correction to slot ``slot_base + 2 g`` and its outgoing-span
+    correction to ``slot_base + 2 g + 1``. A thread takes the tendons ``[chunk tid, chunk (tid + 1))``
+    (module docstring: *Chunks*)."""
+    t0 = wp.tid() * chunk
+    for t in range(t0, wp.min(t0 + chunk, tendon_count)):
+        solve_tendon(
+            tm, bodies, t, slot_base, relaxation, max_sweeps, settle_tol, dt, body_q, hist, work, geo, slot_delta
+        )
 
 
 @wp.struct
@@ -1567,6 +1628,8 @@ def update_tendon_span_duals(
 def update_span_duals(
     tm: TendonModel,
     bodies: BodyModel,
+    tendon_count: int,
+    chunk: int,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
     lin: TendonLinearization,
@@ -1578,9 +1641,11 @@ def update_span_duals(
     ``lam_felt = T dt^2`` with T the tension its row exerted (the multiplier ``relax_tendon``
     predicts from and the inextensible spans' reported tension). Inactive spans report 0.
     SolverVBD launches it after the last sweep only: ``linearize_tendons`` takes the earlier
-    iterations' dual steps."""
-    t = wp.tid()
-    update_tendon_span_duals(tm, bodies, t, dt, body_q, lin, lam_hat, lam_felt)
+    iterations' dual steps. A thread takes the tendons ``[chunk tid, chunk (tid + 1))`` (module
+    docstring: *Chunks*)."""
+    t0 = wp.tid() * chunk
+    for t in range(t0, wp.min(t0 + chunk, tendon_count)):
+        update_tendon_span_duals(tm, bodies, t, dt, body_q, lin, lam_hat, lam_felt)
 
 
 @wp.func(inline=True)
@@ -1730,8 +1795,7 @@ def linearize_tendons(
     ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while taut (Gauss-Newton, positive semidefinite). A
     span with both ends on one body exerts nothing on it (``k = 0``).
 
-    A thread takes ``chunk`` tendons (``solvers.vbd.CPU_CHUNK``): on the CPU each thread first loads every
-    struct field the kernel uses, so taking several tendons per thread pays that once per chunk.
+    A thread takes ``chunk`` tendons (module docstring: *Chunks*).
     """
     t0 = wp.tid() * chunk
     work = contiguous_work(work)
@@ -1745,27 +1809,18 @@ def linearize_tendons(
 # Diagnostics
 
 
-@wp.kernel
-def tendon_diagnostics(
+@wp.func(inline=True)
+def tendon_diagnostic(
     tm: TendonModel,
+    t: int,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
     hist: TendonHistory,
     work: TendonWork,
     geo: TendonGeometry,
-    # Out:
     diag: TendonDiagnostics,
 ):
-    """Tensions, span endpoints, wraps and cable totals at the step's final pose.
-
-    Material tension: ``(l - L)/c`` for a compliant span, ``lambda/dt^2`` for an inextensible one
-    or one stiffer than ``STIFF_REPORT_COMPLIANCE`` (XPBD's multiplier; VBD passes its rows' last
-    exerted tension times dt^2); such spans report no separate damping tension.
-    Damping tension: ``d (l - l_0)/dt`` (compliant spans only). ``total_cable`` is the material
-    ``sum L + sum r theta(m_in -> m_out)``; ``total_length`` the geometric ``sum |x_r - x_l| + sum r theta``.
-    Spans between world guides read the geometry ``begin_step`` cached (``TendonGeometry``).
-    """
-    t = wp.tid()
+    """Tendon t's part of ``tendon_diagnostics``."""
     rest = hist.rest
     active = hist.active
     ml = hist.ml
@@ -1844,3 +1899,32 @@ def tendon_diagnostics(
             guide_wrap_angle[g] = bend_angle(attach_l[s_in], guide_point(tm, g, body_q), attach_r[s_out])
     diag.total_cable[t] = cable
     diag.total_length[t] = geometric
+
+
+@wp.kernel
+def tendon_diagnostics(
+    tm: TendonModel,
+    tendon_count: int,
+    chunk: int,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    hist: TendonHistory,
+    work: TendonWork,
+    geo: TendonGeometry,
+    # Out:
+    diag: TendonDiagnostics,
+):
+    """Tensions, span endpoints, wraps and cable totals at the step's final pose.
+
+    Material tension: ``(l - L)/c`` for a compliant span, ``lambda/dt^2`` for an inextensible one
+    or one stiffer than ``STIFF_REPORT_COMPLIANCE`` (XPBD's multiplier; VBD passes its rows' last
+    exerted tension times dt^2); such spans report no separate damping tension.
+    Damping tension: ``d (l - l_0)/dt`` (compliant spans only). ``total_cable`` is the material
+    ``sum L + sum r theta(m_in -> m_out)``; ``total_length`` the geometric ``sum |x_r - x_l| + sum r theta``.
+    Spans between world guides read the geometry ``begin_step`` cached (``TendonGeometry``).
+
+    A thread takes the tendons ``[chunk tid, chunk (tid + 1))`` (module docstring: *Chunks*).
+    """
+    t0 = wp.tid() * chunk
+    for t in range(t0, wp.min(t0 + chunk, tendon_count)):
+        tendon_diagnostic(tm, t, dt, body_q, hist, work, geo, diag)

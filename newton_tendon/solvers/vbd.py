@@ -14,18 +14,12 @@ from warp_kernels.types import BODY_KINEMATIC
 from ..collision import Contacts
 from ..model import Model, ModelFlags
 from ..state import Control, State
-from .base import SolverBase
+from .base import CPU_CHUNK, SolverBase, chunked  # noqa: F401 (CPU_CHUNK: re-exported)
 
 TENDON_COMPLIANCE_FLOOR = 1.0e-8
 """Smallest compliance [m/N] a span's penalty reaches: its penalty stiffness is capped at 1e8 N/m.
 Inextensible spans (compliance 0) are augmented-Lagrangian rows whose multiplier carries the load,
 so they converge to zero stretch; the cap only bounds how stiff their Newton model gets."""
-
-
-CPU_CHUNK = 16
-"""Tendons (``linearize_tendons``) or bodies (body sweep) per thread on the CPU. A CPU thread loads
-every struct field its kernel uses before its first element (the compiler cannot keep them across
-threads), so taking 16 elements per thread pays that once per 16; on a GPU each thread takes one."""
 
 
 def _positive(name: str, value, lo: float = 0.0, hi: float = np.inf, closed_lo: bool = False) -> float:
@@ -107,7 +101,6 @@ class SolverVBD(SolverBase):
         m = model
         dev = self.device
         self._colour_groups = self._build_colour_groups()
-        self._chunk = 1 if self.device.is_cuda else CPU_CHUNK
         self._joint_slot_count = 2 * m.joint_count
         self._init_rigid_scratch()
         self._tendon_slot_end = self._transmission_slot_base
@@ -246,7 +239,7 @@ class SolverVBD(SolverBase):
             if m.tendon_count:
                 wp.launch(
                     cable_kernels.linearize_tendons,
-                    dim=(m.tendon_count + self._chunk - 1) // self._chunk,
+                    dim=chunked(m.tendon_count, self._chunk),
                     inputs=[
                         self._tendons,
                         self._bodies,
@@ -270,7 +263,7 @@ class SolverVBD(SolverBase):
             for group in self._colour_groups:
                 wp.launch(
                     sweep,
-                    dim=(group.shape[0] + self._chunk - 1) // self._chunk,
+                    dim=chunked(group.shape[0], self._chunk),
                     inputs=[
                         self._bodies,
                         self._joints,
@@ -297,10 +290,12 @@ class SolverVBD(SolverBase):
                 # The last sweep's dual step (earlier ones are taken by the next linearize_tendons).
                 wp.launch(
                     cable_kernels.update_span_duals,
-                    dim=m.tendon_count,
+                    dim=chunked(m.tendon_count, self._chunk),
                     inputs=[
                         self._tendons,
                         self._bodies,
+                        m.tendon_count,
+                        self._chunk,
                         dt,
                         state_out.body_q,
                         lin,

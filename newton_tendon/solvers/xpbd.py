@@ -12,7 +12,7 @@ from warp_kernels import rigid as rigid_kernels
 from ..collision import Contacts
 from ..model import Model
 from ..state import Control, State
-from .base import SolverBase
+from .base import SolverBase, chunked
 
 
 def _check_relaxation(name: str, value) -> float:
@@ -155,10 +155,12 @@ class SolverXPBD(SolverBase):
         if m.tendon_count:
             wp.launch(
                 cable_kernels.solve_tendons,
-                dim=m.tendon_count,
+                dim=chunked(m.tendon_count, self._chunk),
                 inputs=[
                     self._tendons,
                     self._bodies,
+                    m.tendon_count,
+                    self._chunk,
                     2 * m.joint_count,
                     self.joint_linear_relaxation,
                     self.tendon_max_sweeps,
