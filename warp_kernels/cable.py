@@ -1584,10 +1584,8 @@ def run_tension(lin: TendonLinearization, head: int):
 @wp.func
 def update_tendon_span_duals(
     tm: TendonModel,
-    bodies: BodyModel,
     t: int,
     dt: float,
-    body_q: wp.array(dtype=wp.transform),
     lin: TendonLinearization,
     lam_hat: wp.array(dtype=float),
     lam_felt: wp.array(dtype=float),
@@ -1627,11 +1625,9 @@ def update_tendon_span_duals(
 @wp.kernel(module=VBD_MODULE)
 def update_span_duals(
     tm: TendonModel,
-    bodies: BodyModel,
     tendon_count: int,
     chunk: int,
     dt: float,
-    body_q: wp.array(dtype=wp.transform),
     lin: TendonLinearization,
     lam_hat: wp.array(dtype=float),
     # Out:
@@ -1645,7 +1641,7 @@ def update_span_duals(
     docstring: *Chunks*)."""
     t0 = wp.tid() * chunk
     for t in range(t0, wp.min(t0 + chunk, tendon_count)):
-        update_tendon_span_duals(tm, bodies, t, dt, body_q, lin, lam_hat, lam_felt)
+        update_tendon_span_duals(tm, t, dt, lin, lam_hat, lam_felt)
 
 
 @wp.func(inline=True)
@@ -1673,7 +1669,7 @@ def linearize_tendon(
             work.lam[s] = 0.0  # nothing exerted yet: relax_tendon predicts from zero
             lin.lam[s] = lam_in[s]
     else:
-        update_tendon_span_duals(tm, bodies, t, dt, body_q, lin, work.lam_hat, work.lam)
+        update_tendon_span_duals(tm, t, dt, lin, work.lam_hat, work.lam)
     relax_tendon_vbd(tm, bodies, t, 1 - first, penalty, k_max, max_sweeps, settle_tol, dt, body_q, hist, work, geo, lin)
     # The rows' stretch at this pose, after the material moved (their other terms came with the geometry).
     active = hist.active

@@ -293,11 +293,9 @@ class SolverVBD(SolverBase):
                     dim=chunked(m.tendon_count, self._chunk),
                     inputs=[
                         self._tendons,
-                        self._bodies,
                         m.tendon_count,
                         self._chunk,
                         dt,
-                        state_out.body_q,
                         lin,
                         self._tendon_work.lam_hat,
                     ],
