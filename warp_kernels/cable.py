@@ -123,6 +123,13 @@ GEOMETRIC_STIFFNESS_MIN = wp.constant(1.0e-3)
 """Fraction of a VBD span row's stiffness k below which its geometric stiffness T/l is left out."""
 GEOMETRIC_STIFFNESS_CAP = wp.constant(1.0e8)
 """Largest geometric stiffness [N/m] of a VBD span row (the rows' penalty cap, 1 / 1e-8 m/N)."""
+CHAIN_RUNS = 8
+"""Most rows a VBD chain row joins (``TendonLinearization``); a longer chain starts a new one."""
+chain_vec = wp.types.vector(length=CHAIN_RUNS, dtype=float)
+CHAIN_SWEEPS = wp.constant(32)
+"""Most Gauss-Seidel sweeps over a chain row's guides when its tensions are evaluated."""
+CHAIN_SETTLE = wp.constant(1.0e-5)
+"""A chain row's sweeps stop once no tension changes by more than this fraction of the largest."""
 
 
 @wp.struct
@@ -1246,6 +1253,21 @@ class TendonLinearization:
     left the spans across a frictionless guide pulling unequal tensions after the last sweep (16.3 N
     against 14.6 N one step after a 60 N snap; 2.66 N against 2.35 N beside a damped span; fuzz
     findings). A span at the rest-length floor that left the run (an end stop) keeps its own row.
+
+    Chain rows. Rows joined by frictional guides (capstan ratio e = exp(mu theta) > 1, from the
+    material relaxation of this iteration) form a chain. Wherever a chain's tensions are evaluated
+    (a body's Newton step, the dual step, the geometric stiffness), the run tensions
+    ``T_i = run_tension`` are first projected onto the capstan bound, as the material relaxation
+    does between iterations: material moves across a guide whose tight side exceeds ``e`` times the
+    slack side until it holds T_tight = e T_slack (``capstan_transfer``, Gauss-Seidel sweeps over
+    the chain's guides, ``CHAIN_SWEEPS``/``CHAIN_SETTLE``), and a guide within its cone passes
+    nothing. Each span applies its run's projected tension, so a guide slips at once within a sweep
+    when the bodies pull one side past the bound, and sticks otherwise. The Hessian keeps each run's
+    own scale ``(1 + d_s f_s) / sum f``, the sticking one; slipping only lowers dT/dC (material
+    flows away), so the step stays a damped Newton step. With runs that exchanged material only
+    through the relaxation between iterations, the body motion of the last sweep pulled the tight
+    side of a slipping guide past the bound (0.885 N against 0.062 N at e = 12.9 after 16
+    iterations, a fuzz finding).
     """
 
     body_delta: wp.array(dtype=wp.spatial_vector)
@@ -1299,6 +1321,12 @@ class TendonLinearization:
     run_base: wp.array(dtype=float)
     """At a run row's head: sum(lambda flex + c0 - c lambda) [m], the numerator of T_run at the
     linearization pose (the part that the body motion within the iteration does not change)."""
+    chain_head: wp.array(dtype=wp.int32)
+    """At a run's head: the head of the first run of its chain row (itself when not in a chain)."""
+    chain_next: wp.array(dtype=wp.int32)
+    """At a run's head: the head of the next run of its chain row (-1 at the chain's end)."""
+    chain_ratio: wp.array(dtype=float)
+    """At a run's head: the capstan ratio exp(mu theta) [1] of the guide to the next run."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1563,9 +1591,66 @@ def linearized_tension(lin: TendonLinearization, s: int):
 
 
 @wp.func
+def row_base(lin: TendonLinearization, s: int):
+    """Span s's term of a run row's ``run_base`` [m]: ``f T_s`` at the linearization pose,
+    ``lambda f + c0 - c lambda + d f (l - l0)`` (``TendonLinearization``)."""
+    lam = lin.lam[s]
+    return lam * lin.flex[s] + lin.c0[s] - lin.comp[s] * lam + lin.damp[s] * lin.flex[s] * lin.dl0[s]
+
+
+@wp.func
+def chained(lin: TendonLinearization, head: int):
+    """Whether the run row starting at span ``head`` is part of a chain row."""
+    return lin.chain_head[head] != head or lin.chain_next[head] >= 0
+
+
+@wp.func
+def chain_tension(lin: TendonLinearization, head: int):
+    """Tension [N] (negative: slack) of the run row starting at span ``head`` within its chain row:
+    the chain's run tensions after the bodies' Newton steps since the linearization, projected onto
+    the capstan bound of the guides between them (``TendonLinearization``, chain rows)."""
+    tension = chain_vec()
+    flex = chain_vec()
+    ratio = chain_vec()
+    n = int(0)
+    own = int(0)
+    scale = float(0.0)
+    h = lin.chain_head[head]
+    while h >= 0:
+        if h == head:
+            own = n
+        tension[n] = run_tension(lin, h)
+        flex[n] = lin.run_flex[h]
+        ratio[n] = lin.chain_ratio[h]
+        scale = wp.max(scale, wp.abs(tension[n]))
+        n += 1
+        h = lin.chain_next[h]
+    for _sweep in range(CHAIN_SWEEPS):
+        change = float(0.0)
+        for i in range(n - 1):
+            delta = capstan_transfer(tension[i], tension[i + 1], 1.0 / flex[i], 1.0 / flex[i + 1], ratio[i])
+            if delta != 0.0:
+                tension[i] = tension[i] - delta / flex[i]
+                tension[i + 1] = tension[i + 1] + delta / flex[i + 1]
+                change = wp.max(change, wp.max(wp.abs(delta / flex[i]), wp.abs(delta / flex[i + 1])))
+        if change <= CHAIN_SETTLE * scale:
+            break
+    return tension[own]
+
+
+@wp.func
+def row_tension(lin: TendonLinearization, head: int):
+    """Tension [N] (negative: slack) of the run row starting at span ``head``, within its chain
+    row when it is in one (``TendonLinearization``)."""
+    if chained(lin, head):
+        return chain_tension(lin, head)
+    return run_tension(lin, head)
+
+
+@wp.func
 def single_row(lin: TendonLinearization, s: int):
-    """Whether span s is a row of its own (not part of a run row)."""
-    return lin.run_head[s] == s and lin.run_next[s] < 0
+    """Whether span s is a row of its own (not part of a run or chain row)."""
+    return lin.run_head[s] == s and lin.run_next[s] < 0 and lin.chain_head[s] == s and lin.chain_next[s] < 0
 
 
 @wp.func
@@ -1596,7 +1681,7 @@ def update_tendon_span_duals(
         if not single_row(lin, s):
             # A run row, updated as a whole from its head (the run's first span, met first).
             if lin.run_head[s] == s:
-                tension = wp.max(run_tension(lin, s), 0.0)
+                tension = wp.max(row_tension(lin, s), 0.0)
                 m = s
                 while m >= 0:
                     damping = float(0.0)
@@ -1686,6 +1771,8 @@ def linearize_tendon(
         s = seg_index(t, g)
         lin.run_head[s] = s
         lin.run_next[s] = -1
+        lin.chain_head[s] = s
+        lin.chain_next[s] = -1
         if active[g] == 0:
             lin.k[s] = 0.0
             lin.lam[s] = 0.0
@@ -1714,10 +1801,17 @@ def linearize_tendon(
         prev = s
         lin.run_flex[row_head] = lin.run_flex[row_head] + lin.flex[s]
     # Each run row's tension here (``run_base``); runs that cannot be one row (no flexibility, no
-    # member with a row) go back to per-span rows.
+    # member with a row) go back to per-span rows. With a frictional guide, a span that is a row
+    # of its own gets ``run_base`` too: it may join a chain row.
+    frictional = int(0)
+    for g in range(g0 + 1, g1 - 1):
+        if frictional_guide(tm, g, active, work.ratio):
+            frictional = 1
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
-        if active[g] == 0 or lin.run_head[s] != s or lin.run_next[s] < 0:
+        if active[g] == 0 or lin.run_head[s] != s or work.run_skip[s] != 0:
+            continue
+        if lin.run_next[s] < 0 and frictional == 0:
             continue
         rows = int(0)
         base = float(0.0)
@@ -1725,18 +1819,39 @@ def linearize_tendon(
         while m >= 0:
             if lin.k[m] > 0.0:
                 rows += 1
-            lam = lin.lam[m]
-            base = base + lam * lin.flex[m] + lin.c0[m] - lin.comp[m] * lam
-            base = base + lin.damp[m] * lin.flex[m] * lin.dl0[m]
+            base = base + row_base(lin, m)
             m = lin.run_next[m]
         lin.run_base[s] = base
-        if rows == 0 or lin.run_flex[s] <= 0.0:
+        if (rows == 0 or lin.run_flex[s] <= 0.0) and lin.run_next[s] >= 0:
             m = s
             while m >= 0:
                 nxt = lin.run_next[m]
                 lin.run_head[m] = m
                 lin.run_next[m] = -1
                 m = nxt
+    # Chain rows (``TendonLinearization``): each frictional guide between two rows links them, left
+    # to right, so the span arriving at a guide belongs to the chain's last run.
+    if frictional != 0:
+        runs = int(1)
+        for g in range(g0 + 1, g1 - 1):
+            if not frictional_guide(tm, g, active, work.ratio):
+                continue
+            a = seg_index(t, g)
+            b = out_segment(t, g, active)
+            if work.run_skip[a] != 0 or work.run_skip[b] != 0 or lin.run_head[b] != b:
+                runs = 1
+                continue
+            if (lin.k[a] <= 0.0 and single_row(lin, a)) or (lin.k[b] <= 0.0 and single_row(lin, b)):
+                runs = 1
+                continue
+            if runs >= CHAIN_RUNS:
+                runs = 1
+                continue
+            runs += 1
+            ha = lin.run_head[a]
+            lin.chain_next[ha] = b
+            lin.chain_ratio[ha] = work.ratio[g]
+            lin.chain_head[b] = lin.chain_head[ha]
     # Geometric stiffness of each span with a row, from the tension its row (or run row) has here.
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
@@ -1746,8 +1861,7 @@ def linearize_tendon(
         if single_row(lin, s):
             tension = al_tension(lin, s, 0.0) + lin.damp[s] * lin.dl0[s]
         else:
-            head = lin.run_head[s]
-            tension = lin.run_base[head] / lin.run_flex[head]
+            tension = row_tension(lin, lin.run_head[s])
         kg = geometric_stiffness(lin, s, tension, geo.length[s])
         lin.kg[s] = kg
         if kg > 0.0:

@@ -30,7 +30,7 @@ Units: f [N, N m], H [N/m, N, N m/rad], lambda [N] (linear rows) or [N m] (angul
 
 import warp as wp
 
-from warp_kernels.cable import TendonLinearization, linearized_tension, run_tension, single_row
+from warp_kernels.cable import TendonLinearization, linearized_tension, row_tension, single_row
 from warp_kernels.contacts import ContactData, pose_or_identity
 from warp_kernels.joints import JointModel, parent_pose
 from warp_kernels.math import quat_to_rotation_vector, twist_angle, world_inertia
@@ -509,9 +509,9 @@ def add_tendon_slot(
     if single_row(lin, s):
         tension = linearized_tension(lin, s)
     else:
-        # A span of a run row: the run's tension and stiffness (``cable.TendonLinearization``).
+        # A span of a run or chain row: its run's tension and stiffness (``cable.TendonLinearization``).
         head = lin.run_head[s]
-        tension = run_tension(lin, head)
+        tension = row_tension(lin, head)
         k = (1.0 + lin.damp[s] * lin.flex[s]) / lin.run_flex[head]
     if tension <= 0.0:
         return fx, ft, hxx, hxt, htt, idle + 1  # slack

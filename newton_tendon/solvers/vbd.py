@@ -142,6 +142,9 @@ class SolverVBD(SolverBase):
         lin.run_next = wp.full(ns, -1, dtype=wp.int32, device=dev)
         lin.run_flex = wp.zeros(ns, dtype=float, device=dev)
         lin.run_base = wp.zeros(ns, dtype=float, device=dev)
+        lin.chain_head = wp.array(np.arange(ns, dtype=np.int32), dtype=wp.int32, device=dev)
+        lin.chain_next = wp.full(ns, -1, dtype=wp.int32, device=dev)
+        lin.chain_ratio = wp.ones(ns, dtype=float, device=dev)
         self._tendon_lin = lin
         # relax_tendon predicts from the tension the rows exerted in the last sweep (times dt^2),
         # kept privately: the public tendon_segment_lambda (XPBD's multiplier) stays zero.
