@@ -1261,7 +1261,10 @@ class TendonLinearization:
     does between iterations: material moves across a guide whose tight side exceeds ``e`` times the
     slack side until it holds T_tight = e T_slack (``capstan_transfer``, Gauss-Seidel sweeps over
     the chain's guides, ``CHAIN_SWEEPS``/``CHAIN_SETTLE``), and a guide within its cone passes
-    nothing. Each span applies its run's projected tension, so a guide slips at once within a sweep
+    nothing. A rigid row between two frictional guides (an inextensible span between immovable
+    guides) passes material straight through: the rows on its two sides are linked across it with
+    the product of the two ratios. A compliant span between immovable guides ends a chain
+    (``chain_member``), as do a span at the rest-length floor and the ``CHAIN_RUNS`` limit. Each span applies its run's projected tension, so a guide slips at once within a sweep
     when the bodies pull one side past the bound, and sticks otherwise. The Hessian keeps each run's
     own scale ``(1 + d_s f_s) / sum f``, the sticking one; slipping only lowers dT/dC (material
     flows away), so the step stays a damped Newton step. With runs that exchanged material only
@@ -1599,6 +1602,22 @@ def row_base(lin: TendonLinearization, s: int):
 
 
 @wp.func
+def chain_member(lin: TendonLinearization, head: int):
+    """Whether the run row starting at span ``head`` can join a chain row: it has flexibility and
+    a span that a moving body holds (a compliant span between immovable guides, whose tension
+    only the material changes, ends a chain: with it, the chains held a two-pinhole capstan 3 %
+    below its bound while it slipped)."""
+    return lin.run_flex[head] > 0.0 and (lin.run_next[head] >= 0 or lin.k[head] > 0.0)
+
+
+@wp.func
+def rigid_row(lin: TendonLinearization, head: int):
+    """Whether span ``head`` is a rigid row of its own: inextensible, no moving body holds it. A
+    chain row passes material straight through it (``TendonLinearization``)."""
+    return lin.run_next[head] < 0 and lin.k[head] <= 0.0 and lin.flex[head] <= 0.0
+
+
+@wp.func
 def chained(lin: TendonLinearization, head: int):
     """Whether the run row starting at span ``head`` is part of a chain row."""
     return lin.chain_head[head] != head or lin.chain_next[head] >= 0
@@ -1828,30 +1847,53 @@ def linearize_tendon(
                 nxt = lin.run_next[m]
                 lin.run_head[m] = m
                 lin.run_next[m] = -1
+                lin.run_flex[m] = lin.flex[m]
+                lin.run_base[m] = row_base(lin, m)
                 m = nxt
     # Chain rows (``TendonLinearization``): each frictional guide between two rows links them, left
-    # to right, so the span arriving at a guide belongs to the chain's last run.
+    # to right, so the span arriving at a guide belongs to the chain's last run. A rigid run between
+    # two frictional guides (inextensible spans no moving body holds: no flexibility) passes
+    # material straight through, as in the relaxation: the runs on its two sides are linked across
+    # it with the product of the two ratios.
     if frictional != 0:
-        runs = int(1)
+        chain = int(-1)
+        runs = int(0)
+        left = int(-1)  # head of the run the next link starts from (-1: none)
+        e_acc = float(1.0)  # capstan ratio from that run to the current guide's far side
+        rigid = int(-1)  # relaxation run of the rigid run entered after ``left``
         for g in range(g0 + 1, g1 - 1):
             if not frictional_guide(tm, g, active, work.ratio):
                 continue
             a = seg_index(t, g)
             b = out_segment(t, g, active)
-            if work.run_skip[a] != 0 or work.run_skip[b] != 0 or lin.run_head[b] != b:
-                runs = 1
-                continue
-            if (lin.k[a] <= 0.0 and single_row(lin, a)) or (lin.k[b] <= 0.0 and single_row(lin, b)):
-                runs = 1
-                continue
-            if runs >= CHAIN_RUNS:
-                runs = 1
-                continue
-            runs += 1
             ha = lin.run_head[a]
-            lin.chain_next[ha] = b
-            lin.chain_ratio[ha] = work.ratio[g]
-            lin.chain_head[b] = lin.chain_head[ha]
+            if work.run_skip[a] != 0:
+                left = -1
+            elif chain_member(lin, ha):
+                left = ha
+                e_acc = 1.0
+            elif not rigid_row(lin, ha) or work.run_first[a] != rigid:
+                left = -1
+            e_acc = e_acc * work.ratio[g]
+            if left < 0 or work.run_skip[b] != 0 or lin.run_head[b] != b:
+                left = -1
+                continue
+            if rigid_row(lin, b):
+                rigid = work.run_first[b]
+                continue
+            if not chain_member(lin, b):
+                left = -1
+                continue
+            if lin.chain_head[left] != chain:
+                chain = lin.chain_head[left]
+                runs = 1
+            if runs >= CHAIN_RUNS:
+                left = -1
+                continue  # b starts the next chain
+            runs += 1
+            lin.chain_next[left] = b
+            lin.chain_ratio[left] = e_acc
+            lin.chain_head[b] = lin.chain_head[left]
     # Geometric stiffness of each span with a row, from the tension its row (or run row) has here.
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
