@@ -1266,8 +1266,9 @@ class TendonLinearization:
     the product of the two ratios. A compliant span between immovable guides ends a chain
     (``chain_member``), as do a span at the rest-length floor and the ``CHAIN_RUNS`` limit. Each
     span applies its run's projected tension, so a guide slips at once within a sweep when the
-    bodies pull one side past the bound, and sticks otherwise. The Hessian keeps each run's own scale ``(1 + d_s f_s) / sum f``, the sticking one; slipping only lowers dT/dC (material
-    flows away), so the step stays a damped Newton step. With runs that exchanged material only
+    bodies pull one side past the bound, and sticks otherwise. The Hessian keeps each run's own
+    scale ``(1 + d_s f_s) / sum f``, the sticking one; slipping only lowers dT/dC (material flows
+    away), so the step stays a damped Newton step. With runs that exchanged material only
     through the relaxation between iterations, the body motion of the last sweep pulled the tight
     side of a slipping guide past the bound (0.885 N against 0.062 N at e = 12.9 after 16
     iterations, a fuzz finding).
