@@ -310,10 +310,13 @@ def immovable(route, specs, s_guides) -> bool:
 
 def check_capstan(sim, route, specs, step, applied, applied_before):
     """T_tight <= exp(mu theta) T_slack at each active internal PINHOLE/ROLLER (pairing its arriving
-    and leaving active spans through tendon_segment_active_guide_l/_r), skipping pairs with an
-    immovable span (see ``immovable``), a span shorter than MIN_SPAN, or a slack span with no
-    material left to give (see FLOOR_ATOL). ``applied``/``applied_before``: ``applied_tension``
-    after this step and the previous one (zeros before the first)."""
+    and leaving active spans through tendon_segment_active_guide_l/_r), skipping pairs with a span
+    shorter than MIN_SPAN or a slack span with no material left to give (see FLOOR_ATOL).
+    Immovable spans (see ``immovable``) report no cable tension. An inextensible one passes material
+    straight through (docs/cables.md), so across a chain of them the two movable spans on either
+    side are checked against the product of the guides' ratios; a compliant one ends the check.
+    ``applied``/``applied_before``: ``applied_tension`` after this step and the previous one (zeros
+    before the first)."""
     sv = sim.solver
     rest = sim.s0.tendon_segment_rest_length.numpy().astype(np.float64)
     active = sv.tendon_segment_active.numpy()
@@ -324,34 +327,65 @@ def check_capstan(sim, route, specs, step, applied, applied_before):
     xl = sv.tendon_segment_attachment_l.numpy().astype(np.float64)
     xr = sv.tendon_segment_attachment_r.numpy().astype(np.float64)
     comp = sv.tendon_segment_active_compliance.numpy().astype(np.float64)
+
+    def span_in(g):
+        found = [s for s in range(len(active)) if active[s] and gr[s] == g]
+        assert len(found) == 1, (g, found)
+        return found[0]
+
+    def span_out(g):
+        found = [s for s in range(len(active)) if active[s] and gl[s] == g]
+        assert len(found) == 1, (g, found)
+        return found[0]
+
+    def transmits(g):
+        return 0 < g < len(route) - 1 and route[g].guide_type != TendonGuideType.ANCHOR and gactive[g]
+
+    def ratio(g):
+        return math.exp(min(route[g].mu * max(wrap[g], 0.0), 60.0))
+
+    def is_immovable(s):
+        return immovable(route, specs, (gl[s], gr[s]))
+
     for g in range(1, len(route) - 1):
-        if route[g].guide_type == TendonGuideType.ANCHOR or not gactive[g]:
+        if not transmits(g):
             continue
-        s_in = [s for s in range(len(active)) if active[s] and gr[s] == g]
-        s_out = [s for s in range(len(active)) if active[s] and gl[s] == g]
-        assert len(s_in) == 1 and len(s_out) == 1, (g, s_in, s_out)
-        if any(immovable(route, specs, (gl[s], gr[s])) for s in (s_in[0], s_out[0])):
+        a = span_in(g)
+        if is_immovable(a):
+            continue
+        # Walk right over inextensible immovable spans, multiplying the ratios.
+        e = ratio(g)
+        b = span_out(g)
+        spans = [a, b]
+        while b is not None and is_immovable(b) and comp[b] == 0.0:
+            h = gr[b]
+            if not transmits(h):
+                b = None
+                break
+            e *= ratio(h)
+            b = span_out(h)
+            spans.append(b)
+        if b is None or is_immovable(b):
             continue
         # A (nearly) zero-length span has no direction: the bend angle and the equilibrium of the
         # guide are undefined there (e.g. a body anchor pulled into a world pinhole).
-        if min(np.linalg.norm(xr[s] - xl[s]) for s in (s_in[0], s_out[0])) < MIN_SPAN:
+        if min(np.linalg.norm(xr[s] - xl[s]) for s in spans) < MIN_SPAN:
             continue
-        ta = max(applied[s_in[0]], 0.0)
-        tb = max(applied[s_out[0]], 0.0)
-        e = math.exp(min(route[g].mu * max(wrap[g], 0.0), 60.0))
+        ta = max(applied[a], 0.0)
+        tb = max(applied[b], 0.0)
         tight, slack = max(ta, tb), min(ta, tb)
-        if rest[s_in[0] if ta < tb else s_out[0]] <= REST_LENGTH_FLOOR + FLOOR_ATOL:
+        if rest[a if ta < tb else b] <= REST_LENGTH_FLOOR + FLOOR_ATOL:
             continue  # an end stop: the slack side has no material to give
         resolution = 0.0
-        for s in (s_in[0], s_out[0]):
+        for s in (a, b):
             if comp[s] > STIFF_REPORT_COMPLIANCE:
                 scale = max(np.abs(xl[s]).max(), np.abs(xr[s]).max(), np.linalg.norm(xr[s] - xl[s]), 1.0)
                 resolution += CAPSTAN_ULPS * np.finfo(np.float32).eps * scale / comp[s]
         atol = CAPSTAN_ATOL + CAPSTAN_WEIGHT_FRACTION * 9.81 * sum(spec["mass"] for spec in specs)
-        atol += CAPSTAN_LOAD_CHANGE_FRACTION * max(abs(applied[s] - applied_before[s]) for s in (s_in[0], s_out[0]))
+        atol += CAPSTAN_LOAD_CHANGE_FRACTION * max(abs(applied[s] - applied_before[s]) for s in (a, b))
         assert tight <= e * (slack + resolution) * (1.0 + CAPSTAN_RTOL) + atol, (
-            f"step {step}: capstan violated at guide {g}: tensions {ta:.6g}/{tb:.6g}, "
-            f"mu={route[g].mu:.3g}, theta={wrap[g]:.4g}, exp(mu theta)={e:.6g}"
+            f"step {step}: capstan violated from guide {g} over spans {spans}: tensions {ta:.6g}/{tb:.6g}, "
+            f"mu={route[g].mu:.3g}, theta={wrap[g]:.4g}, exp(mu theta) over the guides={e:.6g}"
         )
 
 
