@@ -1319,14 +1319,15 @@ class TendonLinearization:
     run_head: wp.array(dtype=wp.int32)
     """First span of the span's run row (itself when the span is a row of its own)."""
     run_next: wp.array(dtype=wp.int32)
-    """Next span of the run row (-1 at its end; -1 for a span that is a row of its own)."""
+    """Next span of the run row (-1 at its end; -1 for a span that is a row of its own, -2 for one
+    that is a run of its own in a chain row)."""
     run_flex: wp.array(dtype=float)
     """At a run row's head: the run's flexibility sum(flex) [m/N], i.e. 1/k of the run row."""
     run_base: wp.array(dtype=float)
     """At a run row's head: sum(lambda flex + c0 - c lambda) [m], the numerator of T_run at the
     linearization pose (the part that the body motion within the iteration does not change)."""
     chain_head: wp.array(dtype=wp.int32)
-    """At a run's head: the head of the first run of its chain row (itself when not in a chain)."""
+    """At a run's head: the head of the first run of its chain row (-1 when not in a chain)."""
     chain_next: wp.array(dtype=wp.int32)
     """At a run's head: the head of the next run of its chain row (-1 at the chain's end)."""
     chain_ratio: wp.array(dtype=float)
@@ -1621,7 +1622,7 @@ def rigid_row(lin: TendonLinearization, head: int):
 @wp.func
 def chained(lin: TendonLinearization, head: int):
     """Whether the run row starting at span ``head`` is part of a chain row."""
-    return lin.chain_head[head] != head or lin.chain_next[head] >= 0
+    return lin.chain_head[head] >= 0
 
 
 @wp.func
@@ -1670,7 +1671,7 @@ def row_tension(lin: TendonLinearization, head: int):
 @wp.func
 def single_row(lin: TendonLinearization, s: int):
     """Whether span s is a row of its own (not part of a run or chain row)."""
-    return lin.run_head[s] == s and lin.run_next[s] < 0 and lin.chain_head[s] == s and lin.chain_next[s] < 0
+    return lin.run_head[s] == s and lin.run_next[s] == -1
 
 
 @wp.func
@@ -1791,7 +1792,7 @@ def linearize_tendon(
         s = seg_index(t, g)
         lin.run_head[s] = s
         lin.run_next[s] = -1
-        lin.chain_head[s] = s
+        lin.chain_head[s] = -1
         lin.chain_next[s] = -1
         if active[g] == 0:
             lin.k[s] = 0.0
@@ -1885,16 +1886,26 @@ def linearize_tendon(
             if not chain_member(lin, b):
                 left = -1
                 continue
-            if lin.chain_head[left] != chain:
-                chain = lin.chain_head[left]
+            first = lin.chain_head[left]
+            if first < 0:
+                first = left
+            if first != chain:
+                chain = first
                 runs = 1
             if runs >= CHAIN_RUNS:
                 left = -1
                 continue  # b starts the next chain
             runs += 1
+            lin.chain_head[left] = first
             lin.chain_next[left] = b
             lin.chain_ratio[left] = e_acc
-            lin.chain_head[b] = lin.chain_head[left]
+            lin.chain_head[b] = first
+            # A span that is a row of its own and joins a chain ends its run list with -2 instead of
+            # -1, so that ``single_row`` needs no chain field (it runs once per span end and sweep).
+            if lin.run_next[left] == -1:
+                lin.run_next[left] = -2
+            if lin.run_next[b] == -1:
+                lin.run_next[b] = -2
     # Geometric stiffness of each span with a row, from the tension its row (or run row) has here.
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)

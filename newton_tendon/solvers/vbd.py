@@ -142,7 +142,7 @@ class SolverVBD(SolverBase):
         lin.run_next = wp.full(ns, -1, dtype=wp.int32, device=dev)
         lin.run_flex = wp.zeros(ns, dtype=float, device=dev)
         lin.run_base = wp.zeros(ns, dtype=float, device=dev)
-        lin.chain_head = wp.array(np.arange(ns, dtype=np.int32), dtype=wp.int32, device=dev)
+        lin.chain_head = wp.full(ns, -1, dtype=wp.int32, device=dev)
         lin.chain_next = wp.full(ns, -1, dtype=wp.int32, device=dev)
         lin.chain_ratio = wp.ones(ns, dtype=float, device=dev)
         self._tendon_lin = lin
