@@ -1329,7 +1329,7 @@ class TendonLinearization:
     chain_head: wp.array(dtype=wp.int32)
     """At a run's head: the head of the first run of its chain row (-1 when not in a chain)."""
     chain_next: wp.array(dtype=wp.int32)
-    """At a run's head: the head of the next run of its chain row (-1 at the chain's end)."""
+    """At the head of a run in a chain row: the head of the next run (-1 at the chain's end)."""
     chain_ratio: wp.array(dtype=float)
     """At a run's head: the capstan ratio exp(mu theta) [1] of the guide to the next run."""
 
@@ -1793,7 +1793,6 @@ def linearize_tendon(
         lin.run_head[s] = s
         lin.run_next[s] = -1
         lin.chain_head[s] = -1
-        lin.chain_next[s] = -1
         if active[g] == 0:
             lin.k[s] = 0.0
             lin.lam[s] = 0.0
@@ -1900,6 +1899,7 @@ def linearize_tendon(
             lin.chain_next[left] = b
             lin.chain_ratio[left] = e_acc
             lin.chain_head[b] = first
+            lin.chain_next[b] = -1
             # A span that is a row of its own and joins a chain ends its run list with -2 instead of
             # -1, so that ``single_row`` needs no chain field (it runs once per span end and sweep).
             if lin.run_next[left] == -1:
@@ -1915,7 +1915,11 @@ def linearize_tendon(
         if single_row(lin, s):
             tension = al_tension(lin, s, 0.0) + lin.damp[s] * lin.dl0[s]
         else:
-            tension = row_tension(lin, lin.run_head[s])
+            head = lin.run_head[s]
+            if chained(lin, head):
+                tension = chain_tension(lin, head)
+            else:
+                tension = lin.run_base[head] / lin.run_flex[head]  # no motion since the linearization
         kg = geometric_stiffness(lin, s, tension, geo.length[s])
         lin.kg[s] = kg
         if kg > 0.0:
