@@ -1596,11 +1596,13 @@ def linearized_tension(lin: TendonLinearization, s: int):
 
 
 @wp.func
-def row_base(lin: TendonLinearization, s: int):
-    """Span s's term of a run row's ``run_base`` [m]: ``f T_s`` at the linearization pose,
-    ``lambda f + c0 - c lambda + d f (l - l0)`` (``TendonLinearization``)."""
+def add_row_base(lin: TendonLinearization, s: int, base: float):
+    """``base`` plus span s's term of a run row's ``run_base`` [m]: ``f T_s`` at the linearization
+    pose, ``lambda f + c0 - c lambda + d f (l - l0)`` (``TendonLinearization``), summed in this
+    order (the order the run rows had before chain rows, so frictionless cables keep their bits)."""
     lam = lin.lam[s]
-    return lam * lin.flex[s] + lin.c0[s] - lin.comp[s] * lam + lin.damp[s] * lin.flex[s] * lin.dl0[s]
+    total = base + lam * lin.flex[s] + lin.c0[s] - lin.comp[s] * lam
+    return total + lin.damp[s] * lin.flex[s] * lin.dl0[s]
 
 
 @wp.func
@@ -1839,7 +1841,7 @@ def linearize_tendon(
         while m >= 0:
             if lin.k[m] > 0.0:
                 rows += 1
-            base = base + row_base(lin, m)
+            base = add_row_base(lin, m, base)
             m = lin.run_next[m]
         lin.run_base[s] = base
         if (rows == 0 or lin.run_flex[s] <= 0.0) and lin.run_next[s] >= 0:
@@ -1849,7 +1851,7 @@ def linearize_tendon(
                 lin.run_head[m] = m
                 lin.run_next[m] = -1
                 lin.run_flex[m] = lin.flex[m]
-                lin.run_base[m] = row_base(lin, m)
+                lin.run_base[m] = add_row_base(lin, m, 0.0)
                 m = nxt
     # Chain rows (``TendonLinearization``): each frictional guide between two rows links them, left
     # to right, so the span arriving at a guide belongs to the chain's last run. A rigid run between
