@@ -994,6 +994,13 @@ class ModelBuilder(TransmissionBuilder):
             winch = bool(g.winch)
             if winch and (gtype != TendonGuideType.ANCHOR or 0 < i < n - 1):
                 raise ValueError(f"{go}: winch=True is only supported on an ANCHOR that is the first or last guide")
+            if not isinstance(g.winch_force, (bool, np.bool_)):
+                raise TypeError(f"{go}: winch_force must be a bool, got {type(g.winch_force).__name__}")
+            winch_force = bool(g.winch_force)
+            if winch_force and not winch:
+                raise ValueError(f"{go}: winch_force=True needs winch=True (it selects how the winch is commanded)")
+            if winch_force and any(p["flags"] & T.GUIDE_FLAG_WINCH_FORCE for p in guides):
+                raise ValueError(f"{go}: a tendon has at most one force winch (guide 0 is one already)")
             gattrs = self._check_custom_values(go, g.custom_attributes, AttributeFrequency.TENDON_GUIDE)
             sattrs = self._check_custom_values(go, g.segment_custom_attributes, AttributeFrequency.TENDON_SEGMENT)
             if i == 0 and sattrs:
@@ -1003,7 +1010,9 @@ class ModelBuilder(TransmissionBuilder):
                 dict(
                     body=body,
                     type=gtype,
-                    flags=(T.GUIDE_FLAG_DYNAMIC if dynamic else 0) | (T.GUIDE_FLAG_WINCH if winch else 0),
+                    flags=(T.GUIDE_FLAG_DYNAMIC if dynamic else 0)
+                    | (T.GUIDE_FLAG_WINCH if winch else 0)
+                    | (T.GUIDE_FLAG_WINCH_FORCE if winch_force else 0),
                     dynamic=dynamic,
                     offset=offset,
                     axis=tuple(c / norm for c in axis),

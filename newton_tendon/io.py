@@ -1025,6 +1025,12 @@ def _check_guide_flags(p: str, flags: int, gtype: int, k: int, n: int, previous:
     winch = getattr(TendonGuideFlags, "WINCH", None)
     if winch is not None and flags & winch and (gtype != TendonGuideType.ANCHOR or 0 < k < n - 1):
         raise ValueError(f"{p}.flags: 'winch' is only allowed on an anchor that is the first or last guide")
+    force = getattr(TendonGuideFlags, "WINCH_FORCE", None)
+    if force is not None and flags & force:
+        if not flags & winch:
+            raise ValueError(f"{p}.flags: 'winch_force' needs 'winch' (it selects how the winch is commanded)")
+        if any(row[2] & force for row in previous):
+            raise ValueError(f"{p}.flags: a tendon has at most one force winch (guide 0 is one already)")
 
 
 def _read_path(v, p: str, b: ModelBuilder) -> dict:

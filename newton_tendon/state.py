@@ -124,8 +124,13 @@ class Control:
         self.tendon_guide_winch_length = wp.zeros(model.tendon_guide_count, dtype=float, device=dev)
         """Cable paid out at each winch guide [m], relative to the initial state (positive lengthens the
         span next to the winch, negative reels in), read at the start of every step; ignored at guides
-        without ``TendonGuideFlags.WINCH``; the span cannot be reeled in below 1e-6 m (what was applied is
-        ``State.tendon_guide_winch_paid``), shape [tendon_guide_count], float32."""
+        without ``TendonGuideFlags.WINCH`` and at force winches; the span cannot be reeled in below 1e-6 m
+        (what was applied is ``State.tendon_guide_winch_paid``), shape [tendon_guide_count], float32."""
+        self.tendon_guide_winch_force = wp.zeros(model.tendon_guide_count, dtype=float, device=dev)
+        """Reel-in force [N] of each force winch (``TendonGuideFlags.WINCH_FORCE``): the winch pays out
+        or reels in cable, within the step's iterations, so that the cable's tension at the drum is
+        this force (0 or negative: the cable runs free; not finite: the winch holds for the step). Read
+        every step; ignored at other guides; shape [tendon_guide_count], float32."""
         nx = model.transmission_count
 
         def clone(arr, dtype):

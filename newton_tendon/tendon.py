@@ -34,6 +34,10 @@ class TendonGuideFlags(enum.IntFlag):
     WINCH = T.GUIDE_FLAG_WINCH
     """An end ANCHOR that pays out or reels in cable: ``Control.tendon_guide_winch_length`` [m]."""
 
+    WINCH_FORCE = T.GUIDE_FLAG_WINCH_FORCE
+    """With WINCH: the winch holds the cable at the tension ``Control.tendon_guide_winch_force`` [N]
+    instead of paying out a commanded length."""
+
 
 class AttributeFrequency(enum.IntEnum):
     """The domain a custom attribute has one value per."""
@@ -64,6 +68,9 @@ class TendonGuide:
         dynamic: The roller engages/releases automatically (internal ROLLER only).
         winch: The guide is a winch (first or last ANCHOR only): ``Control.tendon_guide_winch_length``
             sets the cable paid out there [m] relative to the initial state, per step.
+        winch_force: The winch (``winch=True``) is commanded by its reel-in force instead:
+            ``Control.tendon_guide_winch_force`` [N] is the cable tension it holds, per step. At most
+            one force winch per tendon.
         offset: Guide point or roller centre in the body frame [m].
         axis: Roller axis in the body frame (normalized at build time).
         compliance: Compliance of the incoming span [m/N] (1/stiffness; 0 = inextensible).
@@ -80,6 +87,7 @@ class TendonGuide:
     mu: float = 0.0
     dynamic: bool = False
     winch: bool = False
+    winch_force: bool = False
     offset: tuple = (0.0, 0.0, 0.0)
     axis: tuple = (0.0, 0.0, 1.0)
     compliance: float = 0.0

@@ -282,7 +282,9 @@ def _guide_route(tendon_prim, body_map, frames: _Frames, builder) -> list[Tendon
     if len(set(guide_paths)) != len(guide_paths):
         raise ValueError(f"{tpath}: {GUIDES_REL} lists a guide prim more than once")
     stage = tendon_prim.GetStage()
-    has_winch = "winch" in {f.name for f in dataclasses.fields(TendonGuide)}
+    guide_fields = {f.name for f in dataclasses.fields(TendonGuide)}
+    has_winch = "winch" in guide_fields
+    has_winch_force = "winch_force" in guide_fields
     route = []
     worlds = {}
     m = frames.m
@@ -325,6 +327,9 @@ def _guide_route(tendon_prim, body_map, frames: _Frames, builder) -> list[Tendon
         winch = _read(g, GUIDE_PREFIX + "winch", "bool", False)
         if winch and not has_winch:
             raise ValueError(f"{where}: {GUIDE_PREFIX}winch is not supported by this version of newton_tendon")
+        winch_force = _read(g, GUIDE_PREFIX + "winchForce", "bool", False)
+        if winch_force and not has_winch_force:
+            raise ValueError(f"{where}: {GUIDE_PREFIX}winchForce is not supported by this version of newton_tendon")
         # Units: lengths scale with meters per unit; compliance [s^2/kg] and damping [kg/s] are in
         # derived stage units that metersPerUnit cancels out of (kilogramsPerUnit is applied below).
         if frame_prim is not None and body < 0:
@@ -359,6 +364,8 @@ def _guide_route(tendon_prim, body_map, frames: _Frames, builder) -> list[Tendon
             )
         if has_winch:
             kw["winch"] = winch
+        if has_winch_force:
+            kw["winch_force"] = winch_force
         route.append(TendonGuide(**kw))
     if len(set(worlds.values())) > 1:
         detail = ", ".join(f"<{p}> world {w}" for p, w in worlds.items())
@@ -1086,6 +1093,8 @@ def _write_cables(w: _Writer) -> list[Sdf.Path]:
             _set(gprim, GUIDE_PREFIX + "dynamic", Sdf.ValueTypeNames.Bool, bool(flags & T.GUIDE_FLAG_DYNAMIC))
             if flags & getattr(T, "GUIDE_FLAG_WINCH", 0):
                 _set(gprim, GUIDE_PREFIX + "winch", Sdf.ValueTypeNames.Bool, True)
+            if flags & getattr(T, "GUIDE_FLAG_WINCH_FORCE", 0):
+                _set(gprim, GUIDE_PREFIX + "winchForce", Sdf.ValueTypeNames.Bool, True)
             if k > 0:
                 si = gi - t - 1
                 rest = float(seg["rest_length"][si])

@@ -217,7 +217,7 @@ def test_schema_and_generated_schema_agree():
     schema = props(os.path.join(ut.SCHEMA_DIR, "schema.usda"))
     generated = props(os.path.join(ut.SCHEMA_DIR, "generatedSchema.usda"))
     assert schema == generated
-    assert ("NewtonTendon", ut.GUIDES_REL) in schema and len(schema) == 13
+    assert ("NewtonTendon", ut.GUIDES_REL) in schema and len(schema) == 14
 
 
 def test_schema_registers_in_a_fresh_interpreter():

@@ -275,3 +275,230 @@ def test_reset_to_given_poses_remeasured_in_graph(device, solver):
     assert abs(sim.body_qd()[1, 2]) < 0.1
     with pytest.raises(TypeError, match="remeasure must be a bool"):
         sim.solver.reset(sim.state_0, mask, remeasure=1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Force winches: ``winch_force=True`` holds the cable at ``Control.tendon_guide_winch_force`` [N]
+#
+# Model (docs/cables.md, "Force winches"): in every pass the run of spans next to the drum moves to
+# the commanded tension F (it pays out or takes up the difference), so a payload of mass m hanging
+# from the cable over a frictionless guide feels exactly F and accelerates at a = F/m - g. With a
+# frictional guide of capstan ratio e = exp(mu theta) between drum and payload, the payload side
+# tension T_p is clamped to [F/e, F e]: it holds while m g lies in that interval and slips at
+# T_p = F/e (reeling in) or F e (paying out) otherwise.
+
+
+def _force_winch_scene(
+    winch_first: bool = True, mu: float = 0.0, damping: float = 20.0
+) -> tuple[nt.ModelBuilder, int, int]:
+    """``_winch_scene`` with a force winch, roller friction ``mu`` and span ``damping`` [N s/m]:
+    (builder, payload, winch guide)."""
+    b = nt.ModelBuilder()
+    payload = b.add_body(xform=(RADIUS, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=MASS, inertia=np.eye(3) * 1e-2)
+    winch = dict(body=-1, offset=(-1.0, 0.0, ROLLER[2] + RADIUS), winch=True, winch_force=True)
+    roller = dict(
+        body=-1, guide_type=nt.TendonGuideType.ROLLER, offset=ROLLER, axis=(0.0, 1.0, 0.0), radius=RADIUS, mu=mu
+    )
+    span = dict(compliance=1e-6, damping=damping)
+    if winch_first:
+        route = [
+            nt.TendonGuide(**winch),
+            nt.TendonGuide(orientation=1, **roller, **span),
+            nt.TendonGuide(body=payload, **span),
+        ]
+    else:
+        route = [
+            nt.TendonGuide(body=payload),
+            nt.TendonGuide(orientation=-1, **roller, **span),
+            nt.TendonGuide(**winch, **span),
+        ]
+    b.add_tendon(route, label="force_winch_cable")
+    return b, payload, 0 if winch_first else 2
+
+
+def _measured_acceleration(sim: Sim, payload: int, n: int) -> tuple[float, float]:
+    """Step n times; return (the payload's constant vertical acceleration that explains its motion
+    under symplectic Euler, z_n = z_0 + n h v_0 + a h^2 n (n + 1) / 2 [m/s^2], its rise [m])."""
+    z0 = sim.body_q()[payload, 2]
+    v0 = sim.body_qd()[payload, 2]
+    sim.step(DT, n)
+    rise = sim.body_q()[payload, 2] - z0
+    return (rise - n * DT * v0) / (DT * DT * n * (n + 1) / 2), rise
+
+
+@pytest.mark.parametrize("winch_first", [True, False])
+@pytest.mark.parametrize("ratio", [0.5, 1.0, 1.5])
+def test_force_winch_accelerates_payload_by_newtons_law(device, solver, winch_first, ratio):
+    """F = ratio m g over a frictionless roller: the payload accelerates at a = (ratio - 1) g. The
+    tolerance, 0.5 % of g, is the issue's 1 % halved; measured 0.003-0.014 %. The cable tension at
+    every span is F within 1e-3 relative (measured 7e-5 XPBD, 5e-4 VBD), and the drum took up the
+    cable the payload rose by, to 0.1 mm (measured 0.04 mm: the payload swings slightly under the
+    roller, so its rise is not all of the cable's shortening)."""
+    b, payload, gw = _force_winch_scene(winch_first)
+    sim = Sim(b, device, contacts=False, solver=solver)
+    cmd = np.zeros(3, np.float32)
+    cmd[gw] = ratio * MASS * 9.81
+    sim.control.tendon_guide_winch_force.assign(cmd)
+    sim.step(DT, 12)
+    paid0 = sim.state_0.tendon_guide_winch_paid.numpy()[gw]
+    a, rise = _measured_acceleration(sim, payload, 96)
+    assert a == pytest.approx((ratio - 1.0) * 9.81, abs=0.005 * 9.81)
+    tension = sim.solver.tendon_segment_material_tension.numpy()
+    np.testing.assert_allclose(tension, cmd[gw], rtol=1e-3)
+    paid = sim.state_0.tendon_guide_winch_paid.numpy()[gw] - paid0
+    assert paid == pytest.approx(-rise, abs=1e-4)
+
+
+@pytest.mark.parametrize("ratio, holds", [(1.0, True), (1.5, True), (2.0, False)])
+def test_force_winch_through_frictional_roller(device, solver, ratio, holds):
+    """A roller with mu = 0.3 and a quarter wrap (e = exp(0.3 pi/2) = 1.602) between the drum and a
+    1 kg payload: with F/(m g) = 1 or 1.5 (within [1/e, e]) the roller sticks and the payload hangs
+    still (|a| < 1e-3 g, measured 1e-5 to 2e-5 g), its span at m g and the drum's at F (2e-3
+    relative; measured at most 7e-4); with F = 2 m g it slips, the payload side carries F/e =
+    1.248 m g and rises at a = 0.248 g (0.5 % of g; measured 0.04-0.08 %). Undamped spans: SolverVBD
+    misses the slip bound with a damped span beyond the guide (docs/limitations.md);
+    ``test_force_winch_damped_slip_xpbd`` checks the damped case on XPBD."""
+    b, payload, gw = _force_winch_scene(True, mu=0.3, damping=0.0)
+    sim = Sim(b, device, contacts=False, solver=solver)
+    force = ratio * MASS * 9.81
+    sim.control.tendon_guide_winch_force.assign(np.array([force, 0.0, 0.0], np.float32))
+    sim.step(DT, 12)
+    paid0 = sim.state_0.tendon_guide_winch_paid.numpy()[gw]
+    cable0 = sim.solver.tendon_total_cable.numpy()[0]
+    a, _ = _measured_acceleration(sim, payload, 96)
+    e = np.exp(0.3 * np.pi / 2.0)
+    payload_side = 1.0 if holds else ratio / e
+    assert a == pytest.approx((payload_side - 1.0) * 9.81, abs=(1e-3 if holds else 5e-3) * 9.81)
+    tension = sim.solver.tendon_segment_material_tension.numpy() / (MASS * 9.81)
+    np.testing.assert_allclose(tension, [ratio, payload_side], rtol=2e-3)
+    # The drum accounts for every metre the route gained or lost, through the capstan exchange too
+    # (measured 7e-7 m of 0.25 m while slipping).
+    paid = sim.state_0.tendon_guide_winch_paid.numpy()[gw] - paid0
+    assert paid == pytest.approx(sim.solver.tendon_total_cable.numpy()[0] - cable0, abs=1e-5)
+
+
+def test_force_winch_damped_slip_xpbd(device):
+    """SolverXPBD with 20 N s/m on both spans: the slip bound holds on the damped tension, so a = 0.248 g
+    as without damping (0.5 % of g; measured 0.04 %)."""
+    b, payload, gw = _force_winch_scene(True, mu=0.3, damping=20.0)
+    sim = Sim(b, device, contacts=False)
+    sim.control.tendon_guide_winch_force.assign(np.array([2.0 * MASS * 9.81, 0.0, 0.0], np.float32))
+    sim.step(DT, 12)
+    a, _ = _measured_acceleration(sim, payload, 96)
+    assert a == pytest.approx((2.0 / np.exp(0.3 * np.pi / 2.0) - 1.0) * 9.81, abs=5e-3 * 9.81)
+
+
+def test_force_winch_per_world_forces_match_single_worlds(device, solver):
+    """Three worlds with F = 0.5, 1 and 1.5 m g in one model give bitwise the trajectories of three
+    single-world models with those forces (worlds share no data)."""
+    b, payload, gw = _force_winch_scene()
+    forces = [0.5 * 9.81, 9.81, 1.5 * 9.81]
+    scene = nt.ModelBuilder()
+    scene.replicate(b, len(forces))
+    batched = Sim(scene, device, contacts=False, solver=solver)
+    cmd = np.zeros(3 * len(forces), np.float32)
+    cmd[gw::3] = forces
+    batched.control.tendon_guide_winch_force.assign(cmd)
+    batched.step(DT, 40)
+    for w, force in enumerate(forces):
+        single = Sim(b, device, contacts=False, solver=solver)
+        one = np.zeros(3, np.float32)
+        one[gw] = force
+        single.control.tendon_guide_winch_force.assign(one)
+        single.step(DT, 40)
+        np.testing.assert_array_equal(batched.body_q()[w], single.body_q()[0])
+        assert (
+            batched.state_0.tendon_guide_winch_paid.numpy()[3 * w + gw]
+            == single.state_0.tendon_guide_winch_paid.numpy()[gw]
+        )
+
+
+def test_force_winch_command_written_between_graph_replays(device, solver):
+    """The force command is read inside the captured step: rewriting it in place between replays
+    gives bitwise the trajectory of direct stepping, and the payload follows the command (it rises
+    while F > m g)."""
+    b, payload, gw = _force_winch_scene()
+    direct = Sim(b, device, contacts=False, solver=solver)
+    captured = Sim(b, device, contacts=False, solver=solver)
+    for sim in (direct, captured):
+        sim.step(DT, 2)
+    with wp.ScopedCapture(device=captured.model.device) as cap:
+        captured.step(DT, 2)
+    z0 = captured.body_q()[payload, 2]
+    for i in range(40):
+        cmd = np.array([9.81 * (1.0 + 0.5 * (i + 1) / 40.0), 0.0, 0.0], np.float32)
+        for sim in (direct, captured):
+            sim.control.tendon_guide_winch_force.assign(cmd)
+        wp.capture_launch(cap.graph)
+        direct.step(DT, 2)
+    np.testing.assert_array_equal(captured.body_q(), direct.body_q())
+    assert captured.body_q()[payload, 2] > z0 + 0.01
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -5.0])
+def test_force_winch_odd_commands(device, bad):
+    """A command that is not finite holds the drum (nothing paid out; the payload hangs on the cable
+    at m g, 1 %; measured 3e-5); a negative one is 0: the cable runs free and the payload falls at g
+    (0.5 %; measured 1.5e-6 g)."""
+    b, payload, gw = _force_winch_scene()
+    sim = Sim(b, device, contacts=False)
+    sim.control.tendon_guide_winch_force.assign(np.array([9.81, 0.0, 0.0], np.float32))
+    sim.step(DT, 4)
+    paid = sim.state_0.tendon_guide_winch_paid.numpy()[gw]
+    sim.control.tendon_guide_winch_force.assign(np.array([bad, 0.0, 0.0], np.float32))
+    sim.step(DT, 24)
+    if np.isfinite(bad):
+        a, _ = _measured_acceleration(sim, payload, 24)
+        assert a == pytest.approx(-9.81, abs=0.005 * 9.81)
+        assert sim.state_0.tendon_guide_winch_paid.numpy()[gw] > paid
+    else:
+        assert sim.state_0.tendon_guide_winch_paid.numpy()[gw] == paid
+        np.testing.assert_allclose(sim.solver.tendon_segment_material_tension.numpy(), 9.81, rtol=1e-2)
+    assert np.all(np.isfinite(sim.body_q()))
+
+
+@pytest.mark.parametrize(
+    "kind, match",
+    [
+        ("no_winch", "winch_force=True needs winch=True"),
+        ("two", "at most one force winch"),
+        ("type", "winch_force must be a bool"),
+    ],
+)
+def test_force_winch_validation(kind, match):
+    b = nt.ModelBuilder()
+    body = b.add_body(mass=1.0, inertia=np.eye(3))
+    end = nt.TendonGuide(body=-1, offset=(0, 0, 1), winch=True, winch_force=True)
+    if kind == "no_winch":
+        guides = [nt.TendonGuide(body=-1, winch_force=True), nt.TendonGuide(body=body)]
+    elif kind == "two":
+        guides = [nt.TendonGuide(body=-1, winch=True, winch_force=True), nt.TendonGuide(body=body), end]
+        guides = [guides[0], nt.TendonGuide(body=body, guide_type=nt.TendonGuideType.PINHOLE), end]
+    else:
+        guides = [nt.TendonGuide(body=-1, winch=True, winch_force=1), nt.TendonGuide(body=body)]
+    before = b.tendon_count
+    with pytest.raises((ValueError, TypeError), match=match):
+        b.add_tendon(guides)
+    assert b.tendon_count == before
+
+
+def test_force_winch_flag_round_trips(tmp_path):
+    """``TendonGuideFlags.WINCH_FORCE`` survives the JSON scene file and USD (``newton:guide:winchForce``)."""
+    b, _, _ = _force_winch_scene()
+    flags = np.asarray(b.finalize("cpu").tendon_guide_flags.numpy())
+    assert flags[0] == int(nt.TendonGuideFlags.WINCH | nt.TendonGuideFlags.WINCH_FORCE)
+    path = tmp_path / "scene.json"
+    nt.io.save(b, path)
+    np.testing.assert_array_equal(nt.io.load(path).finalize("cpu").tendon_guide_flags.numpy(), flags)
+    pytest.importorskip("pxr")
+    from pxr import Usd
+
+    from newton_tendon.usd import write_tendons
+
+    stage = Usd.Stage.CreateInMemory()
+    write_tendons(stage, b)  # authors the payload as a minimal rigid body too
+    usd_path = str(tmp_path / "scene.usda")
+    stage.GetRootLayer().Export(usd_path)
+    loaded = nt.ModelBuilder()
+    loaded.add_usd(usd_path)
+    np.testing.assert_array_equal(loaded.finalize("cpu").tendon_guide_flags.numpy(), flags)

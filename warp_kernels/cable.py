@@ -72,6 +72,7 @@ from warp_kernels.routing import (
     guide_point,
     guide_pose,
     is_dynamic,
+    is_force_winch,
     is_roller,
     is_winch,
     roller_frame,
@@ -167,6 +168,7 @@ class TendonWork:
     run_scale: wp.array(dtype=float)
     run_skip: wp.array(dtype=wp.int32)
     wrap_error: wp.array(dtype=wp.int32)
+    winch_force: wp.array(dtype=float)
 
 
 @wp.struct
@@ -501,6 +503,28 @@ def winch_span(hist: TendonHistory, s: int, g: int, command: float):
     hist.winch[g] = hist.winch[g] + (new - old)
 
 
+@wp.func
+def winch_command(force: float):
+    """A force winch's reel-in command [N] as the passes use it: negative is 0 (a winch cannot push on
+    a cable), and a command that is not finite is -1, which holds the winch where it is for the step."""
+    if not wp.isfinite(force):
+        return -1.0
+    return wp.max(force, 0.0)
+
+
+@wp.func
+def force_winch_span(tm: TendonModel, t: int, active: wp.array(dtype=wp.int32), work: TendonWork):
+    """(guide, span) of tendon t's force winch that pulls this step, or (-1, -1): the first or last
+    guide flagged ``GUIDE_FLAG_WINCH_FORCE`` (a tendon has at most one) with a finite command."""
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    if is_force_winch(tm, g0) and work.winch_force[g0] >= 0.0:
+        return g0, out_segment(t, g0, active)
+    if is_force_winch(tm, g1 - 1) and work.winch_force[g1 - 1] >= 0.0:
+        return g1 - 1, seg_index(t, g1 - 1)
+    return -1, -1
+
+
 @wp.kernel(module=RESET_MODULE)
 def reset_tendons_measured(
     tm: TendonModel,
@@ -531,6 +555,7 @@ def begin_tendon_step(
     baseline_active: wp.array(dtype=wp.int32),
     hist_in: TendonHistory,
     winch_length: wp.array(dtype=float),
+    winch_force: wp.array(dtype=float),
     hist: TendonHistory,
     work: TendonWork,
     geo: TendonGeometry,
@@ -625,13 +650,20 @@ def begin_tendon_step(
                     ml[s_out] = to_local(tm, g, body_q, t_out)
                     active[g] = 1
 
-    # Winches (first or last anchor): the span next to the winch gains the commanded change of paid-out
-    # cable, p_cmd - p_applied [m]; reeling in stops at the rest-length floor, and the state records
-    # what was applied, so an over-long reel-in does not accumulate a debt.
+    # Winches (first or last anchor). A length winch: the span next to the winch gains the commanded
+    # change of paid-out cable, p_cmd - p_applied [m]; reeling in stops at the rest-length floor, and
+    # the state records what was applied, so an over-long reel-in does not accumulate a debt. A force
+    # winch takes its command here (``winch_command``) and pays out or reels in during the passes.
     if is_winch(tm, g0):
-        winch_span(hist, out_segment(t, g0, active), g0, winch_length[g0])
+        if is_force_winch(tm, g0):
+            work.winch_force[g0] = winch_command(winch_force[g0])
+        else:
+            winch_span(hist, out_segment(t, g0, active), g0, winch_length[g0])
     if g1 - 1 > g0 and is_winch(tm, g1 - 1):
-        winch_span(hist, seg_index(t, g1 - 1), g1 - 1, winch_length[g1 - 1])
+        if is_force_winch(tm, g1 - 1):
+            work.winch_force[g1 - 1] = winch_command(winch_force[g1 - 1])
+        else:
+            winch_span(hist, seg_index(t, g1 - 1), g1 - 1, winch_length[g1 - 1])
 
     # Starting lengths (damping) and the wrap diagnostic of fixed rollers. A span between world
     # guides keeps this geometry for the whole step: cached for the passes and the diagnostics.
@@ -677,6 +709,7 @@ def begin_step(
     baseline_active: wp.array(dtype=wp.int32),
     hist_in: TendonHistory,
     winch_length: wp.array(dtype=float),
+    winch_force: wp.array(dtype=float),
     # Out:
     hist: TendonHistory,
     work: TendonWork,
@@ -692,7 +725,18 @@ def begin_step(
     t0 = wp.tid() * chunk
     for t in range(t0, wp.min(t0 + chunk, tendon_count)):
         begin_tendon_step(
-            tm, t, activation_tol, body_q, baseline_rest, baseline_active, hist_in, winch_length, hist, work, geo
+            tm,
+            t,
+            activation_tol,
+            body_q,
+            baseline_rest,
+            baseline_active,
+            hist_in,
+            winch_length,
+            winch_force,
+            hist,
+            work,
+            geo,
         )
 
 
@@ -854,6 +898,7 @@ def relax_material(
     t: int,
     max_sweeps: int,
     settle_tol: float,
+    dt2: float,
     hist: TendonHistory,
     work: TendonWork,
     geo: TendonGeometry,
@@ -862,7 +907,12 @@ def relax_material(
     ``relax_tendon_vbd``): capstan ratios and material relaxation under the capstan bound, from the
     predicted multipliers ``work.lam_hat`` and flexibilities ``1/work.stiff`` [m/N dt^2] of step 1.
     Moves material between spans (``hist.rest``/``hist.residual``, compensated by ``add_material``)
-    and leaves each span's tension after the move in ``lam_hat`` [N dt^2]."""
+    and leaves each span's tension after the move in ``lam_hat`` [N dt^2].
+
+    A force winch (``force_winch_span``) is a drum that holds the run of spans next to it at its
+    commanded tension F [N]: that run's members move to ``T = F dt^2`` (``dt2`` = dt^2 [s^2]) instead
+    of sharing their mean, the drum pays out or takes up the difference (``hist.winch``, [m]), and at
+    a frictional guide next to the run the drum, not the run, gives or takes the capstan transfer."""
     rest = hist.rest
     active = hist.active
     lam_hat = work.lam_hat
@@ -923,6 +973,15 @@ def relax_material(
         run_end[first] = g
         run_flex[first] = run_flex[first] + 1.0 / stiff[s]
         run_num[first] = run_num[first] + lam_hat[s] / stiff[s]
+    #     A force winch's run moves to the commanded tension: its mean is replaced by T (run_num = T
+    #     run_flex), so every rule below reads the target where it reads the mean.
+    w_guide, w_span = force_winch_span(tm, t, active, work)
+    w_run = int(-1)
+    w_target = float(0.0)
+    if w_guide >= 0:
+        w_run = run_first[w_span]
+        w_target = work.winch_force[w_guide] * dt2
+        run_num[w_run] = w_target * run_flex[w_run]
     #     A span already at the rest-length floor that would give material has none to give: it
     #     leaves the run (keeps its material) and the others share the redistribution. Scaling the
     #     whole run by its zero room instead froze every span of the run (a frictionless pinhole
@@ -945,6 +1004,18 @@ def relax_material(
                 first = run_first[s]
                 run_flex[first] = run_flex[first] - 1.0 / stiff[s]
                 run_num[first] = run_num[first] - lam_hat[s] / stiff[s]
+        if w_run >= 0:
+            if run_skip[w_span] != 0:
+                # The span at the drum is at the floor and would still reel in: the winch stops, and the
+                # rest of its run shares its own mean again.
+                run_num[w_run] = 0.0
+                for g in range(g0 + 1, g1):
+                    s = seg_index(t, g)
+                    if active[g] != 0 and run_skip[s] == 0 and run_first[s] == w_run:
+                        run_num[w_run] = run_num[w_run] + lam_hat[s] / stiff[s]
+                w_run = -1
+            else:
+                run_num[w_run] = w_target * run_flex[w_run]
     #     If a span would drop below the rest-length floor, the whole redistribution of its run
     #     is scaled down (never clamped per span), so the run's material is conserved exactly.
     for g in range(g0 + 1, g1):
@@ -965,16 +1036,20 @@ def relax_material(
             continue
         if run_flex[first] <= RIGID_FLEX:
             # No end of the run can move: its tension is statically indeterminate. It keeps its
-            # material and reports no tension unless a frictional neighbour sets one (3b).
+            # material and reports no tension unless a frictional neighbour or a drum sets one.
             lam_hat[s] = 0.0
+            if first == w_run:
+                lam_hat[s] = w_target
             continue
-        if first == s and run_end[s] == g:
+        if first == s and run_end[s] == g and first != w_run:
             # A run of one span has nothing to share: (lam_hat/k)/(1/k) - lam_hat is rounding noise
             # of one sign, which the compensated material would accumulate into a drift.
             continue
         dl = run_scale[first] * (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
         add_material(hist, s, dl)
         lam_hat[s] = lam_hat[s] - stiff[s] * dl
+        if first == w_run:
+            hist.winch[w_guide] = hist.winch[w_guide] + dl
 
     # 3b. Frictional guides: sweeps move material between the runs on either side until
     #     T_tight <= exp(mu theta) T_slack; a run takes material in proportion to its members' 1/k,
@@ -1001,7 +1076,14 @@ def relax_material(
                     fb = run_first[out_segment(t, run_end[fb], active)]
                 lam_a = lam_hat[a]
                 lam_b = lam_hat[fb]
-                delta = capstan_transfer(lam_a, lam_b, 1.0 / run_flex[fa], 1.0 / run_flex[fb], e_total)
+                # A force winch's run keeps its tension: the drum gives or takes the transfer (k = 0).
+                ka = 1.0 / run_flex[fa]
+                kb = 1.0 / run_flex[fb]
+                if fa == w_run:
+                    ka = 0.0
+                if fb == w_run:
+                    kb = 0.0
+                delta = capstan_transfer(lam_a, lam_b, ka, kb, e_total)
                 scale = wp.max(scale, wp.max(lam_a, lam_b))
                 # Limit the transfer so that no member of the giving run drops below the floor.
                 for h in range(g0 + 1, g1):
@@ -1011,10 +1093,14 @@ def relax_material(
                     if run_skip[s] != 0:
                         continue
                     room = wp.max(rest[s] - REST_LENGTH_FLOOR, 0.0)
-                    if delta > 0.0 and run_first[s] == fb:
+                    if delta > 0.0 and run_first[s] == fb and fb != w_run:
                         delta = wp.min(delta, room * run_flex[fb] * stiff[s])
-                    elif delta < 0.0 and run_first[s] == fa:
+                    elif delta < 0.0 and run_first[s] == fa and fa != w_run:
                         delta = wp.max(delta, -room * run_flex[fa] * stiff[s])
+                if fa == w_run:
+                    hist.winch[w_guide] = hist.winch[w_guide] - delta  # b's cable onto the drum
+                elif fb == w_run:
+                    hist.winch[w_guide] = hist.winch[w_guide] + delta  # the drum's cable into a
                 if delta != 0.0:
                     for h in range(g0 + 1, g1):
                         if active[h] == 0:
@@ -1023,7 +1109,9 @@ def relax_material(
                         if run_skip[s] != 0:
                             continue
                         share = float(0.0)
-                        if run_first[s] == fa:
+                        if run_first[s] == w_run:
+                            share = 0.0
+                        elif run_first[s] == fa:
                             share = delta / run_flex[fa]
                         elif run_first[s] == fb:
                             share = -delta / run_flex[fb]
@@ -1117,7 +1205,7 @@ def relax_tendon(
         lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
         stiff[s] = 1.0 / denom
 
-    relax_material(tm, t, max_sweeps, settle_tol, hist, work, geo)
+    relax_material(tm, t, max_sweeps, settle_tol, dt2, hist, work, geo)
 
 
 @wp.func(inline=True)
@@ -1544,7 +1632,7 @@ def relax_tendon_vbd(
         lin.slot_span[2 * gl + 1] = slot
         lin.slot_span[2 * g] = slot
 
-    relax_material(tm, t, max_sweeps, settle_tol, hist, work, geo)
+    relax_material(tm, t, max_sweeps, settle_tol, dt2, hist, work, geo)
 
 
 @wp.func

@@ -24,7 +24,14 @@ Reference: Mueller, Chentanez, Jeschke, Macklin, "Cable Joints", SCA 2018 (route
 
 import warp as wp
 
-from warp_kernels.types import GUIDE_ANCHOR, GUIDE_FLAG_DYNAMIC, GUIDE_FLAG_WINCH, GUIDE_PINHOLE, GUIDE_ROLLER
+from warp_kernels.types import (
+    GUIDE_ANCHOR,
+    GUIDE_FLAG_DYNAMIC,
+    GUIDE_FLAG_WINCH,
+    GUIDE_FLAG_WINCH_FORCE,
+    GUIDE_PINHOLE,
+    GUIDE_ROLLER,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -70,6 +77,12 @@ def is_dynamic(tm: TendonModel, g: int):
 @wp.func
 def is_winch(tm: TendonModel, g: int):
     return (tm.guide_flags[g] & GUIDE_FLAG_WINCH) != 0
+
+
+@wp.func
+def is_force_winch(tm: TendonModel, g: int):
+    """A winch commanded by its reel-in force (``Control.tendon_guide_winch_force``) rather than a length."""
+    return (tm.guide_flags[g] & GUIDE_FLAG_WINCH_FORCE) != 0
 
 
 @wp.func

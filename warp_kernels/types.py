@@ -37,5 +37,6 @@ GUIDE_ANCHOR = wp.constant(1)
 GUIDE_PINHOLE = wp.constant(2)
 GUIDE_FLAG_DYNAMIC = wp.constant(1)
 GUIDE_FLAG_WINCH = wp.constant(2)
+GUIDE_FLAG_WINCH_FORCE = wp.constant(4)
 
 GUIDE_TYPE_NAMES = {0: "ROLLER", 1: "ANCHOR", 2: "PINHOLE"}

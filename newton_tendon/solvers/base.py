@@ -230,6 +230,7 @@ class SolverBase:
         work.run_scale = wp.zeros(ns, dtype=float, device=dev)
         work.run_skip = wp.zeros(ns, dtype=wp.int32, device=dev)
         work.wrap_error = self.tendon_guide_wrap_error
+        work.winch_force = wp.zeros(ng, dtype=float, device=dev)
         self._tendon_work = work
         diag = cable_kernels.TendonDiagnostics()
         diag.material_tension = self.tendon_segment_material_tension
@@ -660,6 +661,7 @@ class SolverBase:
         if not m.tendon_count:
             return
         winch = self._winch_idle if control is None else control.tendon_guide_winch_length
+        winch_force = self._winch_idle if control is None else control.tendon_guide_winch_force
         self.tendon_segment_lambda.zero_()
         wp.launch(
             cable_kernels.begin_step,
@@ -674,6 +676,7 @@ class SolverBase:
                 m.tendon_guide_initial_active,
                 state_in.tendon_history,
                 winch,
+                winch_force,
             ],
             outputs=[state_out.tendon_history, self._tendon_work, self._tendon_geo],
             device=self.device,

@@ -281,10 +281,12 @@ class TendonLayout:
 
 class _WinchHold:
     """A stand-in Control whose winch command equals what the state already paid out, so probing
-    the route does not pay out or reel in cable."""
+    the route does not pay out or reel in cable. A force winch moves cable only in the solver's
+    passes, which probing does not run, so any array of the right size serves as its command."""
 
     def __init__(self, state):
         self.tendon_guide_winch_length = state.tendon_guide_winch_paid
+        self.tendon_guide_winch_force = state.tendon_guide_winch_paid
 
 
 class SceneGeometry:
