@@ -63,14 +63,19 @@ def launch_reset(env, kernel, mask: wp.array, inputs: list, outputs: list):
 
 def run_random_policy(env_class, description: str, argv=None, **env_kwargs):
     """Parse ``--worlds --steps --device --solver``, run uniform random actions for ``--steps`` env
-    steps after a reset, print the mean reward per step and return the environment."""
+    steps after a reset, print the mean reward per step and return the environment. ``env_class``
+    may be a dict of variants by name (first: the default), chosen with ``--action``."""
+    variants = env_class if isinstance(env_class, dict) else {None: env_class}
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--worlds", type=int, default=64)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--device", default=None)
     parser.add_argument("--solver", choices=("xpbd", "vbd"), default="xpbd")
+    if len(variants) > 1:
+        parser.add_argument("--action", choices=tuple(variants), default=next(iter(variants)))
     args = parser.parse_args(argv)
     wp.config.quiet = True
+    env_class = variants[getattr(args, "action", None)]
     env = env_class(args.worlds, args.device, solver=args.solver, **env_kwargs)
     rng = np.random.default_rng(0)
     env.reset()

@@ -13,8 +13,13 @@ minus the height error [m] minus a swing penalty (horizontal speed [m/s] times `
 Observation per world: payload position [m] and velocity [m/s], the paid-out length [m], the
 tension of the span that holds the payload / (payload weight), the target height [m].
 
+``ForceEnv`` (``--action force``) is the same task with a force winch (``winch_force=True``): the
+action sets the drum's tension, ``Control.tendon_guide_winch_force = m g (1 + FORCE_SPAN a)`` [N], so
+the policy pulls with a motor force and the drum pays out or reels in whatever cable that takes.
+
 Run a random policy:
     python -m examples.env_payload --worlds 64 --steps 100
+    python -m examples.env_payload --worlds 64 --steps 100 --action force
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ PUSH = 0.3
 """Largest sideways speed [m/s] given to the payload at the start of an episode."""
 SWING_COST = 0.1
 """Reward cost per m/s of horizontal payload speed."""
+FORCE_SPAN = 0.3
+"""``ForceEnv``: the drum's tension ranges over m g (1 -+ FORCE_SPAN) for actions -1..1."""
 
 
 @wp.kernel
@@ -68,6 +75,19 @@ def integrate_winch(
     g = winch_guide[w]
     v = wp.clamp(actions[w, 0], -1.0, 1.0) * speed
     winch_length[g] = wp.clamp(winch_length[g] + v * dt, lower, upper)
+
+
+@wp.kernel
+def command_winch_force(
+    actions: wp.array2d(dtype=float),
+    winch_guide: wp.array(dtype=wp.int32),
+    weight: float,
+    span: float,
+    winch_force: wp.array(dtype=float),
+):
+    """Each world's drum tension [N] from its action: weight (1 + span a), a clamped to [-1, 1]."""
+    w = wp.tid()
+    winch_force[winch_guide[w]] = weight * (1.0 + span * wp.clamp(actions[w, 0], -1.0, 1.0))
 
 
 @wp.kernel
@@ -129,6 +149,9 @@ class Env(VecEnv):
     push = PUSH
     """Largest sideways speed [m/s] at the start of an episode (0: the payload starts at rest)."""
 
+    force_winch = False
+    """Build the winch as a force winch (``ForceEnv``)."""
+
     def build_world(self, nt):
         b = nt.ModelBuilder()
         payload = b.add_body(
@@ -137,7 +160,7 @@ class Env(VecEnv):
         span = dict(compliance=COMPLIANCE, damping=DAMPING)
         b.add_tendon(
             [
-                nt.TendonGuide(body=-1, offset=WINCH, winch=True),
+                nt.TendonGuide(body=-1, offset=WINCH, winch=True, winch_force=self.force_winch),
                 nt.TendonGuide(
                     body=-1,
                     guide_type=nt.TendonGuideType.ROLLER,
@@ -201,9 +224,26 @@ class Env(VecEnv):
         return self.state_0.body_q.numpy()[self.payload_index.numpy(), 2].astype(np.float64)
 
 
+class ForceEnv(Env):
+    """The payload task with a force winch: the action in [-1, 1] sets the drum's tension to
+    ``m g (1 + FORCE_SPAN a)`` [N] (``Control.tendon_guide_winch_force``) before every solver step."""
+
+    name = "env_payload_force"
+    force_winch = True
+
+    def before_substep(self):
+        wp.launch(
+            command_winch_force,
+            dim=self.world_count,
+            inputs=[self.actions, self.winch_index, MASS * 9.81, FORCE_SPAN],
+            outputs=[self.control.tendon_guide_winch_force],
+            device=self.device,
+        )
+
+
 def main(argv=None):
     description = "Random policy on the winch-and-roller payload environment."
-    env = run_random_policy(Env, description, argv, backend="numpy")
+    env = run_random_policy({"speed": Env, "force": ForceEnv}, description, argv, backend="numpy")
     z = env.payload_heights()
     print(f"payload heights [m]: min {z.min():.3f}, max {z.max():.3f}")
     return env

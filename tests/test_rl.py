@@ -318,7 +318,7 @@ def _rows_of_worlds(env, key: str, worlds) -> np.ndarray | None:
     return rl.world_entities(env.model, domain)[worlds].reshape(-1)
 
 
-ENVS = {"finger": env_finger.Env, "payload": env_payload.Env}
+ENVS = {"finger": env_finger.Env, "payload": env_payload.Env, "payload_force": env_payload.ForceEnv}
 
 
 def _assert_masked_reset(env, before: dict, after: dict, mask: np.ndarray):
@@ -353,7 +353,7 @@ def test_env_reset_mask_resets_exactly_the_masked_worlds(device, env_name, use_g
     env.reset(mask)
     after = _snapshot(env)
     _assert_masked_reset(env, before, after, mask)
-    if env_name == "payload":
+    if env_name.startswith("payload"):
         guides = rl.world_entities(env.model, "tendon_guide")[mask].reshape(-1)
         np.testing.assert_array_equal(after["state.tendon_guide_winch_paid"][guides], 0.0)
         np.testing.assert_array_equal(after["control.tendon_guide_winch_length"][guides], 0.0)
@@ -438,6 +438,27 @@ def test_env_auto_reset_at_episode_end():
     np.testing.assert_array_equal(obs[:, :4], 0.0)  # joints straight and at rest again
     np.testing.assert_array_equal(env.episode_step.numpy(), 0)
     assert not np.array_equal(env.goal.numpy(), goals0)  # a new goal per episode
+
+
+def test_force_env_actions_pull_with_the_commanded_tension(device):
+    """``env_payload.ForceEnv``: action a sets the drum tension to m g (1 + 0.3 a). Over 0.5 s from
+    rest, a = 1 lifts the payload by (0.3 g) t^2 / 2 = 0.368 m and a = -1 lowers it as much (5 %:
+    the payload swings slightly under the roller, and its drop is measured in whole frames); the
+    tension observation reads 1 + 0.3 a (1e-3)."""
+
+    class Still(env_payload.ForceEnv):
+        push = 0.0
+
+    env = Still(4, device, backend="numpy", auto_reset=False)
+    env.reset()
+    z0 = env.payload_heights()
+    actions = np.array([[1.0], [1.0], [-1.0], [-1.0]], np.float32)
+    for _ in range(15):  # 15 frames of 1/30 s
+        obs, _, _ = env.step(actions)
+    t = 15 * env.frame_dt
+    expected = 0.5 * 0.3 * 9.81 * t * t
+    np.testing.assert_allclose(env.payload_heights() - z0, expected * actions[:, 0], rtol=0.05)
+    np.testing.assert_allclose(obs[:, 7], 1.0 + 0.3 * actions[:, 0], rtol=1e-3)
 
 
 def test_env_rejects_bad_actions_and_arguments():

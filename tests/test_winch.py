@@ -289,17 +289,17 @@ def test_reset_to_given_poses_remeasured_in_graph(device, solver):
 
 
 def _force_winch_scene(
-    winch_first: bool = True, mu: float = 0.0, damping: float = 20.0
+    winch_first: bool = True, mu: float = 0.0, damping: float = 20.0, compliance: float = 1e-6
 ) -> tuple[nt.ModelBuilder, int, int]:
-    """``_winch_scene`` with a force winch, roller friction ``mu`` and span ``damping`` [N s/m]:
-    (builder, payload, winch guide)."""
+    """``_winch_scene`` with a force winch, roller friction ``mu``, span ``damping`` [N s/m] and
+    ``compliance`` [m/N]: (builder, payload, winch guide)."""
     b = nt.ModelBuilder()
     payload = b.add_body(xform=(RADIUS, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=MASS, inertia=np.eye(3) * 1e-2)
     winch = dict(body=-1, offset=(-1.0, 0.0, ROLLER[2] + RADIUS), winch=True, winch_force=True)
     roller = dict(
         body=-1, guide_type=nt.TendonGuideType.ROLLER, offset=ROLLER, axis=(0.0, 1.0, 0.0), radius=RADIUS, mu=mu
     )
-    span = dict(compliance=1e-6, damping=damping)
+    span = dict(compliance=compliance, damping=damping)
     if winch_first:
         route = [
             nt.TendonGuide(**winch),
@@ -386,6 +386,22 @@ def test_force_winch_damped_slip_xpbd(device):
     sim.step(DT, 12)
     a, _ = _measured_acceleration(sim, payload, 96)
     assert a == pytest.approx((2.0 / np.exp(0.3 * np.pi / 2.0) - 1.0) * 9.81, abs=5e-3 * 9.81)
+
+
+def test_force_winch_paid_out_cable_is_not_damped(device, solver):
+    """Span dampers act on the rate of stretch ``C = l - L`` (docs/cables.md, "Damping"): cable paid
+    out by a drum at 0.5 m g slides at the drum's tension, so while the payload falls at 0.5 g
+    (reaching 2.9 m/s) the 1e-5 m/N spans with 20 N s/m report their material tension ``(l - L)/c``
+    at F (1 %; measured 0.13 %) and a damping tension near 0 (below 0.5 N, 1 % of the 59 N a damper
+    on the length rate gave; measured 0)."""
+    b, payload, gw = _force_winch_scene(True, damping=20.0, compliance=1e-5)
+    sim = Sim(b, device, contacts=False, solver=solver)
+    force = 0.5 * MASS * 9.81
+    sim.control.tendon_guide_winch_force.assign(np.array([force, 0.0, 0.0], np.float32))
+    sim.step(DT, 144)
+    assert sim.body_qd()[payload, 2] < -2.8
+    np.testing.assert_allclose(sim.solver.tendon_segment_material_tension.numpy(), force, rtol=1e-2)
+    assert np.all(np.abs(sim.solver.tendon_segment_damping_tension.numpy()) < 0.5)
 
 
 def test_force_winch_per_world_forces_match_single_worlds(device, solver):

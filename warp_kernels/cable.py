@@ -32,9 +32,13 @@ first order (for in-plane routes). A span with both ends on one body has the sum
 XPBD update with compliance ``alpha = c/dt^2`` and damping ``gamma = c d / dt`` (units: c [m/N],
 d [N s/m], lambda = T dt^2 [N s^2]):
 
-    lambda_hat = lambda + (C + gamma (l - l_0) - alpha lambda) / ((1 + gamma) w + alpha),
+    lambda_hat = lambda + (C + gamma (C - C_0) - alpha lambda) / ((1 + gamma) w + alpha),
 
-``w`` the generalized inverse mass of the row and ``l_0`` the span length at the step start.
+``w`` the generalized inverse mass of the row and ``C_0`` the span's stretch ``l - L`` at the step
+start: the damper acts on the rate of stretch, not of length, so material that slides through a
+guide (or leaves a force winch) at the span's tension is not damped. A metre of material moved
+into the span changes ``lambda_hat`` by ``(1 + gamma) / ((1 + gamma) w + alpha)``, the stiffness
+``work.stiff`` the material relaxation weighs spans by.
 The row applies ``max(lambda_hat, 0)`` relaxed by ``joint_linear_relaxation``.
 
 Capstan transfer between the spans ``a`` (in) and ``b`` (out) of a pinhole or roller: the
@@ -153,7 +157,7 @@ class TendonWork:
     the material relaxation (runs of frictionless spans, capstan ratios), plus the attachment
     points and wrap flags that double as diagnostics."""
 
-    l0: wp.array(dtype=float)
+    stretch0: wp.array(dtype=float)
     lam: wp.array(dtype=float)
     lam_hat: wp.array(dtype=float)
     stiff: wp.array(dtype=float)
@@ -567,7 +571,7 @@ def begin_tendon_step(
     active = hist.active
     ml = hist.ml
     mr = hist.mr
-    l0 = work.l0
+    stretch0 = work.stretch0
     wrap_error = work.wrap_error
     if hist_in.seeded[t] == 0:
         seed_tendon(tm, t, body_q, baseline_rest, baseline_active, hist)
@@ -665,17 +669,18 @@ def begin_tendon_step(
         else:
             winch_span(hist, seg_index(t, g1 - 1), g1 - 1, winch_length[g1 - 1])
 
-    # Starting lengths (damping) and the wrap diagnostic of fixed rollers. A span between world
-    # guides keeps this geometry for the whole step: cached for the passes and the diagnostics.
+    # Starting stretch l - L (damping acts on its rate) and the wrap diagnostic of fixed rollers. A
+    # span between world guides keeps this geometry for the whole step: cached for the passes and
+    # the diagnostics.
     cache_guide_frames(tm, t, body_q, geo)
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
-        l0[s] = 0.0
+        stretch0[s] = 0.0
         if active[g] != 0:
             gl = left_guide(g, active)
             if world_span(tm, gl, g):
                 xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
-                l0[s] = length
+                stretch0[s] = length - rest[s]
                 geo.length[s] = length
                 geo.w[s] = 0.0
                 geo.arm_l[s] = wp.vec3()
@@ -686,7 +691,7 @@ def begin_tendon_step(
                 work.xr[s] = xr
             else:
                 xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
-                l0[s] = length
+                stretch0[s] = length - rest[s]
     for g in range(g0, g1):
         wrap_error[g] = 0
     for g in range(g0 + 1, g1 - 1):
@@ -717,7 +722,7 @@ def begin_step(
 ):
     """Accept the pose ``body_q`` (the step's input state): fold wound arcs into the spans, move the
     material points to the current tangent points, engage or release dynamic rollers, pay out or
-    reel in cable at winches, and record each span's starting length for damping. Reads ``*_in``
+    reel in cable at winches, and record each span's starting stretch for damping. Reads ``*_in``
     history, writes the output state's. Caches the step's geometry of the world guides and of the
     spans between them in ``geo`` and ``work.xl``/``xr`` (see ``TendonGeometry``).
 
@@ -1157,7 +1162,7 @@ def relax_tendon(
     with ``relax_tendon_vbd``; see module docstring).
 
     The prediction is XPBD's: with ``lambda`` the tension [times dt^2] the bodies already feel,
-    ``lambda_hat = lambda + (C + gamma (l - l_0) - alpha lambda) / ((1 + gamma) w + alpha)`` is the
+    ``lambda_hat = lambda + (C + gamma (C - C_0) - alpha lambda) / ((1 + gamma) w + alpha)`` is the
     tension once the end bodies have responded to the remaining stretch C over one step. SolverVBD
     passes the tension its rows exerted in the last body sweep as ``lambda``, so both solvers move
     material by the same rule.
@@ -1166,7 +1171,7 @@ def relax_tendon(
     active = hist.active
     ml = hist.ml
     mr = hist.mr
-    l0 = work.l0
+    stretch0 = work.stretch0
     lam = work.lam
     lam_hat = work.lam_hat
     stiff = work.stiff
@@ -1202,8 +1207,8 @@ def relax_tendon(
         alpha = comp / dt2
         gamma = comp * span_damping(tm, s, bypass) / dt
         denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
-        lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
-        stiff[s] = 1.0 / denom
+        lam_hat[s] = lam[s] + (cval + gamma * (cval - stretch0[s]) - alpha * lam[s]) / denom
+        stiff[s] = (1.0 + gamma) / denom
 
     relax_material(tm, t, max_sweeps, settle_tol, dt2, hist, work, geo)
 
@@ -1308,7 +1313,9 @@ class TendonLinearization:
 
         T_al(x) = lambda + k (C(x) - c lambda),   k = 1 / (c + 1/k_pen),
 
-    plus damping ``d (l - l_0)/dt`` for compliant spans, and no force when the sum is negative
+    plus damping ``d (C - C_0)/dt`` for compliant spans (``C_0`` the stretch at the step start: the
+    damper acts on the rate of stretch, so cable sliding through a guide or paid out by a winch at
+    the span's tension feels none), and no force when the sum is negative
     (slack). At the fixed point of the dual update ``lambda <- max(T_al, -D+)`` (D+ the damping
     tension when positive: the span pulls while the sum is) the row satisfies
     ``C = c T`` exactly: a compliant spring, or an inextensible span for c = 0. The penalty
@@ -1327,15 +1334,15 @@ class TendonLinearization:
     capstan ratio 1, e.g. any frictionless pinhole or roller) are one row: material slides between
     them at once, so they carry one tension, the tension of their summed stretch,
 
-        T_run = sum_s f_s T_s(x) / sum_s f_s,   f_s = 1/k_s,
-        T_s(x) = lambda_s + k_s (C_s(x) - c_s lambda_s) + d_s (l_s - l0_s)(x),
+        T_run = sum_s f_s T_s(x) / sum_s f_s,   f_s = 1/(k_s + d_s/dt),
+        T_s(x) = lambda_s + k_s (C_s(x) - c_s lambda_s) + d_s (C_s(x) - C0_s)/dt,
 
     the spans' tensions (damping included) averaged with weights f_s: what moving material between
-    them until they are equal gives, since material changes C_s (slope k_s) and not the length rate
-    that damping acts on. A span without a row contributes its fixed stretch with f_s = c_s. Every
-    span of the run applies T_run; its spring multiplier becomes T_run minus its damping tension
-    (>= -damping, the per-span floor). A body's motion changes T_run through each of its spans by
-    ``(1 + d_s f_s) / sum f`` per metre, the row's Hessian scale. Per-span rows joined only by the
+    them until they are equal gives, since a metre of material changes T_s by k_s + d_s/dt (spring
+    and damper both act on C_s). A span without a row contributes its fixed stretch with f_s = c_s.
+    Every span of the run applies T_run; its spring multiplier becomes T_run minus its damping
+    tension (>= -damping, the per-span floor). A body's motion changes T_run through each of its
+    spans by ``1 / sum f`` per metre, the row's Hessian scale. Per-span rows joined only by the
     relaxation between iterations made a body that slides along the cable (a bead on a frictionless
     pinhole, an Atwood machine) stretch one span and relax the other within an iteration, which
     left the spans across a frictionless guide pulling unequal tensions after the last sweep (16.3 N
@@ -1355,7 +1362,7 @@ class TendonLinearization:
     (``chain_member``), as do a span at the rest-length floor and the ``CHAIN_RUNS`` limit. Each
     span applies its run's projected tension, so a guide slips at once within a sweep when the
     bodies pull one side past the bound, and sticks otherwise. The Hessian keeps each run's own
-    scale ``(1 + d_s f_s) / sum f``, the sticking one; slipping only lowers dT/dC (material flows
+    scale ``1 / sum f``, the sticking one; slipping only lowers dT/dC (material flows
     away), so the step stays a damped Newton step. With runs that exchanged material only
     through the relaxation between iterations, the body motion of the last sweep pulled the tight
     side of a slipping guide past the bound (0.885 N against 0.062 N at e = 12.9 after 16
@@ -1380,7 +1387,8 @@ class TendonLinearization:
     c0: wp.array(dtype=float)
     """Stretch l - L [m] at the linearization pose."""
     dl0: wp.array(dtype=float)
-    """l - l_0 [m] at the linearization pose (damping)."""
+    """C - C_0 [m] at the linearization pose, after this iteration's material relaxation: the change
+    of stretch since the step start (damping)."""
     comp: wp.array(dtype=float)
     k: wp.array(dtype=float)
     """Effective penalty [N/m]; 0 for a span that exerts nothing (both ends on one body)."""
@@ -1442,7 +1450,7 @@ def contiguous(a: wp.array(dtype=Any)):
 def contiguous_work(work: TendonWork):
     """``work`` with every array a contiguous view (fields added later keep their original arrays)."""
     out = work
-    out.l0 = contiguous(work.l0)
+    out.stretch0 = contiguous(work.stretch0)
     out.lam = contiguous(work.lam)
     out.lam_hat = contiguous(work.lam_hat)
     out.stiff = contiguous(work.stiff)
@@ -1511,7 +1519,7 @@ def relax_tendon_vbd(
     active = hist.active
     ml = hist.ml
     mr = hist.mr
-    l0 = work.l0
+    stretch0 = work.stretch0
     lam = work.lam
     lam_hat = work.lam_hat
     stiff = work.stiff
@@ -1553,8 +1561,8 @@ def relax_tendon_vbd(
             alpha = comp / dt2
             gamma = comp * span_damping(tm, s, bypass) / dt
             denom = wp.max((1.0 + gamma) * geo.w[s] + alpha, DENOM_FLOOR)
-            lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
-            stiff[s] = 1.0 / denom
+            lam_hat[s] = lam[s] + (cval + gamma * (cval - stretch0[s]) - alpha * lam[s]) / denom
+            stiff[s] = (1.0 + gamma) / denom
             continue
         xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
         d = xr - xl
@@ -1592,8 +1600,8 @@ def relax_tendon_vbd(
         alpha = comp / dt2
         gamma = comp * span_damping(tm, s, bypass) / dt
         denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
-        lam_hat[s] = lam[s] + (cval + gamma * (length - l0[s]) - alpha * lam[s]) / denom
-        stiff[s] = 1.0 / denom
+        lam_hat[s] = lam[s] + (cval + gamma * (cval - stretch0[s]) - alpha * lam[s]) / denom
+        stiff[s] = (1.0 + gamma) / denom
         xl_buf[s] = xl
         xr_buf[s] = xr
         # The span's row (``TendonLinearization``; c0 follows the material relaxation). A span of
@@ -1609,7 +1617,6 @@ def relax_tendon_vbd(
             if w * dt2 * k_max > penalty:
                 k_pen = penalty / (w * dt2)
             k = 1.0 / (comp + 1.0 / k_pen)
-            lin.dl0[s] = length - l0[s]
             lin.comp[s] = comp
             lin.damp[s] = 0.0
             if comp > 0.0:
@@ -1686,10 +1693,14 @@ def linearized_tension(lin: TendonLinearization, s: int):
 @wp.func
 def add_row_base(lin: TendonLinearization, s: int, base: float):
     """``base`` plus span s's term of a run row's ``run_base`` [m]: ``f T_s`` at the linearization
-    pose, ``lambda f + c0 - c lambda + d f (l - l0)`` (``TendonLinearization``), summed in this
-    order (the order the run rows had before chain rows, so frictionless cables keep their bits)."""
+    pose, ``lambda f + k f (c0 - c lambda) + d f (C - C_0)`` (``TendonLinearization``; ``k f`` is 1
+    for a span without a row and for an undamped one), summed in this order (the order the run rows
+    had before chain rows, so undamped cables keep their bits)."""
     lam = lin.lam[s]
-    total = base + lam * lin.flex[s] + lin.c0[s] - lin.comp[s] * lam
+    kf = float(1.0)
+    if lin.k[s] > 0.0:
+        kf = lin.k[s] / (lin.k[s] + lin.damp[s])
+    total = base + lam * lin.flex[s] + kf * lin.c0[s] - kf * lin.comp[s] * lam
     return total + lin.damp[s] * lin.flex[s] * lin.dl0[s]
 
 
@@ -1772,7 +1783,7 @@ def run_tension(lin: TendonLinearization, head: int):
     m = head
     while m >= 0:
         if lin.k[m] > 0.0:
-            total = total + (1.0 + lin.damp[m] * lin.flex[m]) * linearized_stretch(lin, m)
+            total = total + linearized_stretch(lin, m)  # f_m (k_m + d_m) = 1 per metre
         m = lin.run_next[m]
     return total / lin.run_flex[head]
 
@@ -1809,7 +1820,7 @@ def update_tendon_span_duals(
             dl = linearized_stretch(lin, s)
             damping = lin.damp[s] * (lin.dl0[s] + dl)
             lam_felt[s] = wp.max(al_tension(lin, s, dl) + damping, 0.0) * dt * dt
-            # The row pulls while spring + damping > 0 (T = C/c + d (l - l0)/dt, XPBD's and the relaxation's
+            # The row pulls while spring + damping > 0 (T = C/c + d (C - C0)/dt, XPBD's and the relaxation's
             # tension), so the spring's multiplier may go down to -damping: clamped at 0, a slack span that
             # lengthens fast kept the penalty-softened k C < C/c and pulled harder than its run.
             lam_floor = float(0.0)
@@ -1888,8 +1899,9 @@ def linearize_tendon(
             lin.lam[s] = 0.0
             continue
         lin.c0[s] = geo.length[s] - rest[s]
+        lin.dl0[s] = lin.c0[s] - work.stretch0[s]
         if lin.k[s] > 0.0:
-            lin.flex[s] = 1.0 / lin.k[s]
+            lin.flex[s] = 1.0 / (lin.k[s] + lin.damp[s])
             if first != 0 and lin.c0[s] < 0.0:
                 # Slack at the step's predicted pose: last step's tension does not carry over (it
                 # would pull the slack cable until k |C| outgrew it).
@@ -2083,7 +2095,7 @@ def tendon_diagnostic(
     active = hist.active
     ml = hist.ml
     mr = hist.mr
-    l0 = work.l0
+    stretch0 = work.stretch0
     lam = work.lam
     attach_l = work.xl
     attach_r = work.xr
@@ -2132,7 +2144,7 @@ def tendon_diagnostic(
         seg_compliance[s] = comp
         if comp > STIFF_REPORT_COMPLIANCE:
             material_tension[s] = (length - rest[s]) / comp
-            damping_tension[s] = span_damping(tm, s, bypass) * (length - l0[s]) / dt
+            damping_tension[s] = span_damping(tm, s, bypass) * ((length - rest[s]) - stretch0[s]) / dt
         else:
             material_tension[s] = lam[s] / (dt * dt)
         guide_l[s] = gl
@@ -2177,7 +2189,8 @@ def tendon_diagnostics(
     Material tension: ``(l - L)/c`` for a compliant span, ``lambda/dt^2`` for an inextensible one
     or one stiffer than ``STIFF_REPORT_COMPLIANCE`` (XPBD's multiplier; VBD passes its rows' last
     exerted tension times dt^2); such spans report no separate damping tension.
-    Damping tension: ``d (l - l_0)/dt`` (compliant spans only). ``total_cable`` is the material
+    Damping tension: ``d (C - C_0)/dt`` with ``C = l - L`` and ``C_0`` its value at the step start
+    (compliant spans only). ``total_cable`` is the material
     ``sum L + sum r theta(m_in -> m_out)``; ``total_length`` the geometric ``sum |x_r - x_l| + sum r theta``.
     Spans between world guides read the geometry ``begin_step`` cached (``TendonGeometry``).
 

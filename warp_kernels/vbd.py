@@ -512,7 +512,7 @@ def add_tendon_slot(
         # A span of a run or chain row: its run's tension and stiffness (``cable.TendonLinearization``).
         head = lin.run_head[s]
         tension = row_tension(lin, head)
-        k = (1.0 + lin.damp[s] * lin.flex[s]) / lin.run_flex[head]
+        k = 1.0 / lin.run_flex[head]
     if tension <= 0.0:
         return fx, ft, hxx, hxt, htt, idle + 1  # slack
     left = gi % 2 == 1  # the span leaves this guide: this body holds its left end

@@ -215,7 +215,7 @@ class SolverBase:
         self._winch_idle = wp.zeros(ng, dtype=float, device=dev)
         """Winch commands used when ``step`` gets no control (nothing paid out)."""
         work = cable_kernels.TendonWork()
-        work.l0 = wp.zeros(ns, dtype=float, device=dev)
+        work.stretch0 = wp.zeros(ns, dtype=float, device=dev)
         work.lam = self.tendon_segment_lambda
         work.lam_hat = wp.zeros(ns, dtype=float, device=dev)
         work.stiff = wp.zeros(ns, dtype=float, device=dev)
