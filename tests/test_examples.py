@@ -121,6 +121,15 @@ def test_bench_cables_solver_rows(choice, expected, capsys):
     assert "solver" in out.splitlines()[2] and "newton" not in out.splitlines()[2]
 
 
+def test_cpu_ab_times_each_selected_solver(capsys):
+    """cpu_ab alternates the engines' captured steps and reports one finite CPU-time rate per row."""
+    bench = _load_benchmark("cpu_ab")
+    rows = bench.main(["--worlds", "2", "--rounds", "1", "--scenes", "pinhole", "--solver", "both", "--no-newton"])
+    assert [r["solver"] for r in rows] == ["xpbd", "vbd"]
+    assert all(0.0 < r["ours"] < math.inf and "newton" not in r for r in rows)
+    assert "pinhole" in capsys.readouterr().out.splitlines()[-1]
+
+
 def test_bench_cables_newton_na(monkeypatch, capsys):
     """A newton that cannot build a scene gives an n/a cell with the reason, not a failure."""
     import sys
