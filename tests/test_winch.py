@@ -349,16 +349,18 @@ def test_force_winch_accelerates_payload_by_newtons_law(device, solver, winch_fi
     assert paid == pytest.approx(-rise, abs=1e-4)
 
 
+@pytest.mark.parametrize("damping", [0.0, 20.0])
 @pytest.mark.parametrize("ratio, holds", [(1.0, True), (1.5, True), (2.0, False)])
-def test_force_winch_through_frictional_roller(device, solver, ratio, holds):
+def test_force_winch_through_frictional_roller(device, solver, ratio, holds, damping):
     """A roller with mu = 0.3 and a quarter wrap (e = exp(0.3 pi/2) = 1.602) between the drum and a
     1 kg payload: with F/(m g) = 1 or 1.5 (within [1/e, e]) the roller sticks and the payload hangs
     still (|a| < 1e-3 g, measured 1e-5 to 2e-5 g), its span at m g and the drum's at F (2e-3
     relative; measured at most 7e-4); with F = 2 m g it slips, the payload side carries F/e =
-    1.248 m g and rises at a = 0.248 g (0.5 % of g; measured 0.04-0.08 %). Undamped spans: SolverVBD
-    misses the slip bound with a damped span beyond the guide (docs/limitations.md);
-    ``test_force_winch_damped_slip_xpbd`` checks the damped case on XPBD."""
-    b, payload, gw = _force_winch_scene(True, mu=0.3, damping=0.0)
+    1.248 m g and rises at a = 0.248 g (0.5 % of g; measured 0.04-0.08 %). The same with 20 N s/m
+    of span damping: the bound holds on the damped tension. (Before the damper's d/dt entered the
+    Hessian of SolverVBD's single rows, VBD's damped payload span crept into the sticking interval
+    over the iterations: 1.35 m g and 3.46 m/s^2 instead of 1.25 m g and 2.44 m/s^2.)"""
+    b, payload, gw = _force_winch_scene(True, mu=0.3, damping=damping)
     sim = Sim(b, device, contacts=False, solver=solver)
     force = ratio * MASS * 9.81
     sim.control.tendon_guide_winch_force.assign(np.array([force, 0.0, 0.0], np.float32))
@@ -375,17 +377,6 @@ def test_force_winch_through_frictional_roller(device, solver, ratio, holds):
     # (measured 7e-7 m of 0.25 m while slipping).
     paid = sim.state_0.tendon_guide_winch_paid.numpy()[gw] - paid0
     assert paid == pytest.approx(sim.solver.tendon_total_cable.numpy()[0] - cable0, abs=1e-5)
-
-
-def test_force_winch_damped_slip_xpbd(device):
-    """SolverXPBD with 20 N s/m on both spans: the slip bound holds on the damped tension, so a = 0.248 g
-    as without damping (0.5 % of g; measured 0.04 %)."""
-    b, payload, gw = _force_winch_scene(True, mu=0.3, damping=20.0)
-    sim = Sim(b, device, contacts=False)
-    sim.control.tendon_guide_winch_force.assign(np.array([2.0 * MASS * 9.81, 0.0, 0.0], np.float32))
-    sim.step(DT, 12)
-    a, _ = _measured_acceleration(sim, payload, 96)
-    assert a == pytest.approx((2.0 / np.exp(0.3 * np.pi / 2.0) - 1.0) * 9.81, abs=5e-3 * 9.81)
 
 
 def test_force_winch_paid_out_cable_is_not_damped(device, solver):

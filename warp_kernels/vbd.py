@@ -508,6 +508,7 @@ def add_tendon_slot(
     tension = float(0.0)
     if single_row(lin, s):
         tension = linearized_tension(lin, s)
+        k = k + lin.damp[s]
     else:
         # A span of a run or chain row: its run's tension and stiffness (``cable.TendonLinearization``).
         head = lin.run_head[s]
