@@ -1420,7 +1420,7 @@ class TendonLinearization:
     run_flex: wp.array(dtype=float)
     """At a run row's head: the run's flexibility sum(flex) [m/N], i.e. 1/k of the run row."""
     run_base: wp.array(dtype=float)
-    """At a run row's head: sum(lambda flex + c0 - c lambda) [m], the numerator of T_run at the
+    """At a run row's head: sum(f T_s) [m] (``add_row_base``), the numerator of T_run at the
     linearization pose (the part that the body motion within the iteration does not change)."""
     chain_head: wp.array(dtype=wp.int32)
     """At a run's head: the head of the first run of its chain row (-1 when not in a chain)."""
@@ -1698,7 +1698,7 @@ def add_row_base(lin: TendonLinearization, s: int, base: float):
     had before chain rows, so undamped cables keep their bits)."""
     lam = lin.lam[s]
     kf = float(1.0)
-    if lin.k[s] > 0.0:
+    if lin.damp[s] > 0.0 and lin.k[s] > 0.0:
         kf = lin.k[s] / (lin.k[s] + lin.damp[s])
     total = base + lam * lin.flex[s] + kf * lin.c0[s] - kf * lin.comp[s] * lam
     return total + lin.damp[s] * lin.flex[s] * lin.dl0[s]
