@@ -95,10 +95,14 @@ wp.set_module_options({"enable_backward": False})
 
 XPBD_MODULE = "warp_kernels.cable_xpbd"
 """Warp module of SolverXPBD's tendon pass; ``VBD_MODULE`` holds SolverVBD's. Each solver compiles
-only its own pass on a cold kernel cache (``finalize`` compiles this module for the baseline)."""
+only its own pass on a cold kernel cache (``finalize`` compiles only ``MEASURE_MODULE``)."""
 VBD_MODULE = "warp_kernels.cable_vbd"
 wp.set_module_options({"enable_backward": False}, module=XPBD_MODULE)
 wp.set_module_options({"enable_backward": False}, module=VBD_MODULE)
+MEASURE_MODULE = "warp_kernels.cable_measure"
+"""``measure_baseline`` alone: ``finalize`` compiles only it, and a solver compiles the step's
+modules (this one's ``begin_step`` and ``tendon_diagnostics`` among them) in parallel."""
+wp.set_module_options({"enable_backward": False}, module=MEASURE_MODULE)
 RESET_MODULE = "warp_kernels.cable_reset"
 """The per-world tendon resets: compiled on the first ``reset``, not on the cold path to the first step."""
 wp.set_module_options({"enable_backward": False}, module=RESET_MODULE)
@@ -406,7 +410,7 @@ def measure_tendon(
         baseline_rest[s] = rest
 
 
-@wp.kernel
+@wp.kernel(module=MEASURE_MODULE)
 def measure_baseline(
     tm: TendonModel,
     body_q: wp.array(dtype=wp.transform),

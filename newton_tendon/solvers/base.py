@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import warp as wp
 
@@ -131,6 +133,62 @@ class SolverBase:
         self._multiplier_worlds = self._row_worlds()
         self._init_transmissions()
         self._tendon_geometry = {name: getattr(model, name).numpy().copy() for name in _TENDON_GEOMETRY}
+
+    # ------------------------------------------------------------------------------------------
+    # Kernel modules: compiled in parallel when the solver is built
+
+    def _step_kernels(self) -> list:
+        """Kernels ``step`` launches for this model, in compile order.
+
+        Only their modules matter (``_load_step_modules``), so one kernel per module and feature
+        is enough; ``tests/test_solver_modules.py`` checks the modules against real steps. The
+        order is the compile order, largest modules first so that the small ones fill the gaps:
+        the solver's tendon pass, the shared tendon kernels, transmissions, then the solver's other
+        kernels and the rigid ones (measured on 2 cores, pulley, VBD: rigid and the sweep first
+        made the load take 20 s instead of 13 s)."""
+        m = self.model
+        if m.body_count == 0:
+            return []
+        tendon_pass, own = self._solver_step_kernels()
+        kernels = list(tendon_pass)
+        if m.tendon_count:
+            kernels += [cable_kernels.begin_step, cable_kernels.tendon_diagnostics]
+        if m.transmission_count:
+            kernels.append(tx.begin_transmissions)
+        kernels += own
+        if m.joint_count:
+            kernels.append(joint_kernels.eval_joint_coordinates)
+        if m.contact_capacity:
+            kernels.append(contact_kernels.solve_contact_velocities)
+        return kernels + [rigid_kernels.integrate_bodies, rigid_kernels.update_body_velocities]
+
+    def _solver_step_kernels(self) -> tuple[list, list]:
+        """The subclass's own step kernels for ``_step_kernels``: (its tendon pass, the others)."""
+        return [], []
+
+    def _load_step_modules(self):
+        """Compile (or load from the kernel cache) every Warp module ``step`` uses, in parallel.
+
+        Warp compiles a module the first time one of its kernels launches, one module after the
+        other; a step of a cable scene on a cold cache waits for four to six modules of several
+        seconds each. Compiling them here, one thread per module up to the CPUs available (Warp's
+        ``force_load``; its CPU and CUDA compilers run outside the GIL), moves that wait into the
+        solver's construction and overlaps it: the pulley scene's time to the first step on a cold
+        cache went from 25.8 s to 20 s on 2 cores (docs/benchmarks.md). It also means the first
+        step, or a graph capture of it, compiles nothing. Loading from a warm cache takes
+        milliseconds.
+        """
+        modules = {}
+        for kernel in self._step_kernels():
+            modules.setdefault(kernel.module.name, kernel.module)
+        if not modules:
+            return
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            cpus = os.cpu_count() or 1
+        workers = min(len(modules), cpus)
+        wp.force_load(self.device, modules=list(modules.values()), max_workers=workers if workers > 1 else 0)
 
     def _row_worlds(self) -> dict[str, wp.array]:
         """World of each joint, contact slot and tendon span (for resetting their multipliers)."""

@@ -166,6 +166,7 @@ class SolverVBD(SolverBase):
         xs.rho = self.transmission_penalty
         self._xs = xs
         _require_contiguous(self._tendon_work)
+        self._load_step_modules()
 
     # ------------------------------------------------------------------------------------------
 
@@ -230,13 +231,7 @@ class SolverVBD(SolverBase):
         self._xs.scratch = self._transmission_scratch  # rebound term coordinates
         has_contacts = contacts is not None and m.contact_capacity > 0
         contact_data = contacts.data() if has_contacts else self._no_contacts
-        # Each model sweeps with the kernel compiled for the rows it has (transmissions; joints or contacts).
-        if m.transmission_count or m.coupling_count:
-            sweep = vbd_kernels.solve_body_colour_transmissions
-        elif m.joint_count == 0 and m.contact_capacity == 0:
-            sweep = vbd_kernels.solve_body_colour_tendons
-        else:
-            sweep = vbd_kernels.solve_body_colour
+        sweep = self._sweep_kernel()
         lin = self._tendon_lin
         for it in range(self.iterations):
             if m.tendon_count:
@@ -346,6 +341,25 @@ class SolverVBD(SolverBase):
             self._restitution(state_in, state_out, contact_data, dt)
         self._tendon_diagnostics(state_out, dt)
         self._report_transmissions(state_out, dt)
+
+    def _sweep_kernel(self):
+        """Each model sweeps with the kernel compiled for the rows it has (transmissions; joints or contacts)."""
+        m = self.model
+        if m.transmission_count or m.coupling_count:
+            return vbd_kernels.solve_body_colour_transmissions
+        if m.joint_count == 0 and m.contact_capacity == 0:
+            return vbd_kernels.solve_body_colour_tendons
+        return vbd_kernels.solve_body_colour
+
+    def _solver_step_kernels(self) -> tuple[list, list]:
+        m = self.model
+        tendon_pass = [cable_kernels.linearize_tendons] if m.tendon_count else []
+        own = [vbd_kernels.update_transmission_duals] if m.transmission_count else []
+        if self._colour_groups:  # no moving body: no sweep
+            own.append(self._sweep_kernel())
+        if m.joint_count or m.contact_capacity:
+            own.append(vbd_kernels.update_joint_duals if m.joint_count else vbd_kernels.update_contact_duals)
+        return tendon_pass, own
 
     def _restitution(self, state_in: State, state_out: State, contact_data: ContactData, dt: float):
         """Velocity pass of the contacts that pushed this step (the same pass as XPBD's)."""

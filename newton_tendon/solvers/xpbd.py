@@ -73,6 +73,10 @@ class SolverXPBD(SolverBase):
         self._contact_lambda_n = wp.zeros(m.contact_capacity, dtype=float, device=dev)
         self._contact_lambda_t = wp.zeros(m.contact_capacity, dtype=float, device=dev)
         self._default_control = Control(m)
+        self._load_step_modules()
+
+    def _solver_step_kernels(self) -> tuple[list, list]:
+        return ([cable_kernels.solve_tendons] if self.model.tendon_count else []), []
 
     # ------------------------------------------------------------------------------------------
 
