@@ -66,7 +66,7 @@ from typing import Any
 
 import warp as wp
 
-from warp_kernels.math import world_inv_inertia
+from warp_kernels.math import inv_inertia_quadratic, world_inv_inertia
 from warp_kernels.rigid import BodyModel, is_moving_body
 from warp_kernels.routing import (
     ROLLER_PAIR_WARM_ITERATIONS,
@@ -214,14 +214,11 @@ class TendonGeometry:
     """Per span: effective length l [m] (free part plus the arcs wound since the step began)."""
     w: wp.array(dtype=float)
     """Per span: generalized inverse mass of the stretch row [1/kg]."""
-    arm_l: wp.array(dtype=wp.vec3)
-    """Per span: (x_l - c_l) x n [m] of the left end body (zero when it does not move)."""
-    arm_r: wp.array(dtype=wp.vec3)
-    """Per span: (x_r - c_r) x n [m] of the right end body (zero when it does not move)."""
     resp_l: wp.array(dtype=wp.vec3)
-    """Per span: I_l^-1 arm_l [1/(kg m)], world frame, of the left end body."""
+    """Per span: I_l^-1 ((x_l - c_l) x n) [1/(kg m)], world frame, of the left end body (zero when it
+    does not move). Written and read by SolverXPBD's pass only: SolverVBD needs just ``w``."""
     resp_r: wp.array(dtype=wp.vec3)
-    """Per span: I_r^-1 arm_r [1/(kg m)], world frame, of the right end body."""
+    """Per span: I_r^-1 ((x_r - c_r) x n) [1/(kg m)], world frame, of the right end body (XPBD only)."""
 
 
 def make_tendon_geometry(guide_count: int, segment_count: int, device) -> TendonGeometry:
@@ -233,8 +230,6 @@ def make_tendon_geometry(guide_count: int, segment_count: int, device) -> Tendon
     geo.axis = wp.zeros(ng, dtype=wp.vec3, device=device)
     geo.length = wp.zeros(ns, dtype=float, device=device)
     geo.w = wp.zeros(ns, dtype=float, device=device)
-    geo.arm_l = wp.zeros(ns, dtype=wp.vec3, device=device)
-    geo.arm_r = wp.zeros(ns, dtype=wp.vec3, device=device)
     geo.resp_l = wp.zeros(ns, dtype=wp.vec3, device=device)
     geo.resp_r = wp.zeros(ns, dtype=wp.vec3, device=device)
     return geo
@@ -687,8 +682,6 @@ def begin_tendon_step(
                 stretch0[s] = length - rest[s]
                 geo.length[s] = length
                 geo.w[s] = 0.0
-                geo.arm_l[s] = wp.vec3()
-                geo.arm_r[s] = wp.vec3()
                 geo.resp_l[s] = wp.vec3()
                 geo.resp_r[s] = wp.vec3()
                 work.xl[s] = xl
@@ -861,8 +854,8 @@ def cache_span_response(
     xr: wp.vec3,
 ):
     """Generalized inverse mass w [1/kg] of span s's stretch row (``span_inv_mass``) with end points
-    xl, xr [m] on bodies bl, br; caches w and each moving end's arm ``(x - c) x n`` [m] and response
-    ``I^-1 (x - c) x n`` [1/(kg m)] in geo (zero for an end that does not move).
+    xl, xr [m] on bodies bl, br; caches w and each moving end's response ``I^-1 (x - c) x n``
+    [1/(kg m)] in geo (zero for an end that does not move).
 
     ``w = sum_ends (1/m + (a x n) . I^-1 (a x n))``, n the unit span direction; a span with both ends
     on one body has ``w = ((x_r - x_l) x n) . I^-1 ((x_r - x_l) x n)`` (zero up to round-off)."""
@@ -890,8 +883,6 @@ def cache_span_response(
             resp_r = world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * arm_r
             w = w + (bodies.inv_mass[br] + wp.dot(arm_r, resp_r))
     geo.w[s] = w
-    geo.arm_l[s] = arm_l
-    geo.arm_r[s] = arm_r
     geo.resp_l[s] = resp_l
     geo.resp_r[s] = resp_r
     return w
@@ -1574,31 +1565,25 @@ def relax_tendon_vbd(
         n = wp.vec3()
         if dl > 1.0e-9:
             n = d / dl
-        # Generalized inverse mass (``span_inv_mass``), keeping each end's arm and response.
+        # Generalized inverse mass (``span_inv_mass``), keeping each end's arm for the row's
+        # gradient. The rows need no response vector, so each end's ``a . I^-1 a`` is taken in
+        # the body frame (``inv_inertia_quadratic``: one rotation instead of the world tensor).
         w = float(0.0)
         arm_l = wp.vec3()
         arm_r = wp.vec3()
-        resp_l = wp.vec3()
-        resp_r = wp.vec3()
         if bl == br:
             if moving_r:
                 ang = wp.cross(xr - xl, n)
-                w = wp.dot(ang, world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * ang)
+                w = inv_inertia_quadratic(body_q[br], bodies.inv_inertia[br], ang)
         else:
             if moving_l:
                 arm_l = wp.cross(xl - wp.transform_point(body_q[bl], bodies.com[bl]), n)
-                resp_l = world_inv_inertia(body_q[bl], bodies.inv_inertia[bl]) * arm_l
-                w = w + (bodies.inv_mass[bl] + wp.dot(arm_l, resp_l))
+                w = w + (bodies.inv_mass[bl] + inv_inertia_quadratic(body_q[bl], bodies.inv_inertia[bl], arm_l))
             if moving_r:
                 arm_r = wp.cross(xr - wp.transform_point(body_q[br], bodies.com[br]), n)
-                resp_r = world_inv_inertia(body_q[br], bodies.inv_inertia[br]) * arm_r
-                w = w + (bodies.inv_mass[br] + wp.dot(arm_r, resp_r))
+                w = w + (bodies.inv_mass[br] + inv_inertia_quadratic(body_q[br], bodies.inv_inertia[br], arm_r))
         geo.length[s] = length
         geo.w[s] = w
-        geo.arm_l[s] = arm_l
-        geo.arm_r[s] = arm_r
-        geo.resp_l[s] = resp_l
-        geo.resp_r[s] = resp_r
         cval = length - rest[s]
         comp = span_compliance(tm, s, bypass)
         alpha = comp / dt2

@@ -32,6 +32,16 @@ def world_inv_inertia(q: wp.transform, inv_inertia: wp.mat33):
 
 
 @wp.func
+def inv_inertia_quadratic(q: wp.transform, inv_inertia: wp.mat33, v: wp.vec3):
+    """``v . (R I^-1 R^T) v`` for a world vector v [m] (an arm ``(x - c) x n``): the rotational part
+    of a row's generalized inverse mass [1/kg]. Evaluated in the body frame, ``u = R^T v``,
+    ``u . I^-1 u``: one quaternion rotation instead of the world tensor (``world_inv_inertia``),
+    for callers that need the scalar only."""
+    u = wp.quat_rotate_inv(wp.transform_get_rotation(q), v)
+    return wp.dot(u, inv_inertia * u)
+
+
+@wp.func
 def world_inertia(q: wp.transform, inertia: wp.mat33):
     """Inertia tensor [kg m^2] about the centre of mass, rotated into world frame."""
     r = wp.quat_to_matrix(wp.transform_get_rotation(q))
