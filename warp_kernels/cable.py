@@ -1594,14 +1594,17 @@ def relax_tendon_vbd(
         xl_buf[s] = xl
         xr_buf[s] = xr
         # The span's row (``TendonLinearization``; c0 follows the material relaxation). A span of
-        # zero length or with both ends on one body exerts nothing (k = 0).
+        # zero length, with both ends on one body, or that no moving body holds (a kinematic end,
+        # which the first branch above keeps for the later iterations) exerts nothing (k = 0). With
+        # a row there (k at the penalty cap, zero gradients) a slack such span joined a chain row as
+        # a member of stiffness 1e8 N/m and held its neighbours' tensions at its own (a fuzz finding).
         k = float(0.0)
         jl = wp.spatial_vector()
         jr = wp.spatial_vector()
         row_l = int(-1)
         row_r = int(-1)
         slot = int(-1)
-        if dl > 1.0e-9 and bl != br:
+        if dl > 1.0e-9 and bl != br and (moving_l or moving_r):
             k_pen = k_max
             if w * dt2 * k_max > penalty:
                 k_pen = penalty / (w * dt2)
@@ -1896,7 +1899,10 @@ def linearize_tendon(
                 # would pull the slack cable until k |C| outgrew it).
                 lin.lam[s] = 0.0
         else:
-            # No row (immovable or same-body ends, or zero length): a fixed stretch in a run row.
+            # No row (immovable or same-body ends, or zero length): a fixed stretch in a run row,
+            # and no multiplier (one kept from when the span had a row, e.g. before a dynamic
+            # roller left it between immovable guides, would be reported as its tension).
+            lin.lam[s] = 0.0
             lin.flex[s] = span_compliance(tm, s, left_guide(g, active) != g - 1)
             lin.comp[s] = lin.flex[s]
             lin.damp[s] = 0.0
