@@ -14,7 +14,7 @@ slots below ``S`` add up, contact corrections are averaged per body.
 
 import warp as wp
 
-from warp_kernels.math import apply_pose_delta
+from warp_kernels.math import apply_pose_delta, bounded_pose_delta
 from warp_kernels.types import BODY_KINEMATIC
 
 wp.set_module_options({"enable_backward": False})
@@ -166,7 +166,7 @@ def apply_slot_pose_deltas(
     b = wp.tid()
     if not is_moving_body(bodies, b):
         return
-    d = gather_slot_deltas(bodies, b, summed_slot_count, slot_delta, slot_weight)
+    d = bounded_pose_delta(gather_slot_deltas(bodies, b, summed_slot_count, slot_delta, slot_weight))
     body_q[b] = apply_pose_delta(body_q[b], bodies.com[b], wp.spatial_top(d), wp.spatial_bottom(d))
     body_delta[b] = body_delta[b] + d
 

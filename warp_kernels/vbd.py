@@ -33,7 +33,7 @@ import warp as wp
 from warp_kernels.cable import TendonLinearization, linearized_tension, row_tension, single_row
 from warp_kernels.contacts import ContactData, pose_or_identity
 from warp_kernels.joints import JointModel, parent_pose
-from warp_kernels.math import quat_to_rotation_vector, twist_angle, world_inertia
+from warp_kernels.math import bounded_pose_delta, quat_to_rotation_vector, twist_angle, world_inertia
 from warp_kernels.rigid import BodyModel, is_moving_body
 from warp_kernels.transmission import (
     ROWS,
@@ -51,10 +51,6 @@ from warp_kernels.types import JOINT_BALL, JOINT_FIXED, JOINT_FREE, JOINT_PRISMA
 wp.set_module_options({"enable_backward": False})
 
 LIMIT_NEAR = wp.constant(0.1)
-MAX_STEP_TRANSLATION = wp.constant(10.0)
-"""Largest COM translation [m] one body Newton step may take."""
-MAX_STEP_ROTATION = wp.constant(3.0)
-"""Largest rotation [rad] one body Newton step may take."""
 """Distance [m or rad] within which an inactive joint limit counts as about to engage."""
 
 
@@ -171,25 +167,6 @@ def solve_block(fx: wp.vec3, ft: wp.vec3, hxx: wp.mat33, hxt: wp.mat33, htt: wp.
     schur = htt - bt * a_inv * hxt
     dth = wp.inverse(schur) * (ft - bt * (a_inv * fx))
     dx = a_inv * (fx - hxt * dth)
-    return wp.spatial_vector(dx, dth)
-
-
-@wp.func
-def bounded_step(d: wp.spatial_vector):
-    """The Newton step with its translation capped at MAX_STEP_TRANSLATION and its rotation at
-    MAX_STEP_ROTATION, and zero if it is not finite. A safety net: a well-posed scene never comes
-    near the caps, while rows that cannot be met (a tendon locked at a negative length) otherwise
-    drove the state to inf within a few dozen steps."""
-    dx = wp.spatial_top(d)
-    dth = wp.spatial_bottom(d)
-    lx = wp.length(dx)
-    la = wp.length(dth)
-    if not (wp.isfinite(lx) and wp.isfinite(la)):
-        return wp.spatial_vector()
-    if lx > MAX_STEP_TRANSLATION:
-        dx = dx * (MAX_STEP_TRANSLATION / lx)
-    if la > MAX_STEP_ROTATION:
-        dth = dth * (MAX_STEP_ROTATION / la)
     return wp.spatial_vector(dx, dth)
 
 
@@ -889,7 +866,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
                     body_q,
                     body_delta,
                 )
-                d = bounded_step(d)
+                d = bounded_pose_delta(d)
                 body_q[b] = move_body(body_q[b], com, d)
                 body_delta[b] = body_delta[b] + d
                 if idle == 0:
