@@ -1140,6 +1140,22 @@ def relax_material(
 
 
 @wp.func(inline=True)
+def predict_span(tm: TendonModel, s: int, bypass: bool, cval: float, w: float, dt: float, work: TendonWork):
+    """Step 1's prediction for span s (module docstring): with stretch ``cval`` = C [m] and inverse
+    mass ``w`` [1/kg], writes ``work.lam_hat[s]`` = lambda + (C + gamma (C - C_0) - alpha lambda) /
+    ((1 + gamma) w + alpha) [N s^2] and ``work.stiff[s]`` = (1 + gamma) / ((1 + gamma) w + alpha), the
+    change of lambda_hat per metre of material moved in. Returns the span's compliance c [m/N]."""
+    comp = span_compliance(tm, s, bypass)
+    alpha = comp / (dt * dt)
+    gamma = comp * span_damping(tm, s, bypass) / dt
+    denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
+    lam = work.lam[s]
+    work.lam_hat[s] = lam + (cval + gamma * (cval - work.stretch0[s]) - alpha * lam) / denom
+    work.stiff[s] = (1.0 + gamma) / denom
+    return comp
+
+
+@wp.func(inline=True)
 def relax_tendon(
     tm: TendonModel,
     bodies: BodyModel,
@@ -1166,10 +1182,6 @@ def relax_tendon(
     active = hist.active
     ml = hist.ml
     mr = hist.mr
-    stretch0 = work.stretch0
-    lam = work.lam
-    lam_hat = work.lam_hat
-    stiff = work.stiff
     xl_buf = work.xl
     xr_buf = work.xr
     g0 = tm.start[t]
@@ -1197,13 +1209,7 @@ def relax_tendon(
             geo.length[s] = length
             xl_buf[s] = xl
             xr_buf[s] = xr
-        cval = length - rest[s]
-        comp = span_compliance(tm, s, bypass)
-        alpha = comp / dt2
-        gamma = comp * span_damping(tm, s, bypass) / dt
-        denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
-        lam_hat[s] = lam[s] + (cval + gamma * (cval - stretch0[s]) - alpha * lam[s]) / denom
-        stiff[s] = (1.0 + gamma) / denom
+        predict_span(tm, s, bypass, length - rest[s], w, dt, work)
 
     relax_material(tm, t, max_sweeps, settle_tol, dt2, hist, work, geo)
 
@@ -1514,10 +1520,6 @@ def relax_tendon_vbd(
     active = hist.active
     ml = hist.ml
     mr = hist.mr
-    stretch0 = work.stretch0
-    lam = work.lam
-    lam_hat = work.lam_hat
-    stiff = work.stiff
     xl_buf = work.xl
     xr_buf = work.xr
     g0 = tm.start[t]
@@ -1551,13 +1553,7 @@ def relax_tendon_vbd(
                 lin.bl[s] = -1
                 lin.br[s] = -1
             length = geo.length[s]
-            cval = length - rest[s]
-            comp = span_compliance(tm, s, bypass)
-            alpha = comp / dt2
-            gamma = comp * span_damping(tm, s, bypass) / dt
-            denom = wp.max((1.0 + gamma) * geo.w[s] + alpha, DENOM_FLOOR)
-            lam_hat[s] = lam[s] + (cval + gamma * (cval - stretch0[s]) - alpha * lam[s]) / denom
-            stiff[s] = (1.0 + gamma) / denom
+            predict_span(tm, s, bypass, length - rest[s], geo.w[s], dt, work)
             continue
         xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
         d = xr - xl
@@ -1584,13 +1580,7 @@ def relax_tendon_vbd(
                 w = w + (bodies.inv_mass[br] + inv_inertia_quadratic(body_q[br], bodies.inv_inertia[br], arm_r))
         geo.length[s] = length
         geo.w[s] = w
-        cval = length - rest[s]
-        comp = span_compliance(tm, s, bypass)
-        alpha = comp / dt2
-        gamma = comp * span_damping(tm, s, bypass) / dt
-        denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
-        lam_hat[s] = lam[s] + (cval + gamma * (cval - stretch0[s]) - alpha * lam[s]) / denom
-        stiff[s] = (1.0 + gamma) / denom
+        comp = predict_span(tm, s, bypass, length - rest[s], w, dt, work)
         xl_buf[s] = xl
         xr_buf[s] = xr
         # The span's row (``TendonLinearization``; c0 follows the material relaxation). A span of
