@@ -210,6 +210,59 @@ def test_capstan_sticks(device, solver, kind, mu, m1):
     assert tension[-1] == pytest.approx(G, rel=0.01)
 
 
+def rigid_span_between_frictional_pinholes():
+    """A free 4.87 kg body hangs by its anchor from world pinhole P1 (mu 0.795); the cable runs on to
+    world pinhole P2 (mu 0.916), down to a frictionless pinhole on the body and back up to an
+    anchor at P2. The span P1-P2 is rigid (inextensible, between world guides), so P1 and P2 hold
+    the cable together: it may slide only if T_0 > exp(mu_1 theta_1 + mu_2 theta_2) T_2. The body
+    starts level with the pinholes and swings; a fuzz scene, reduced."""
+    b = nt.ModelBuilder()
+    body = b.add_body(xform=(0.0,) * 6 + (1.0,), mass=4.8676, inertia=np.diag([0.04628, 0.09901, 0.14603]))
+    p2 = (-0.5646343026504778, 0.0, 0.0)
+    b.add_tendon(
+        [
+            TendonGuide(body=body),
+            TendonGuide(body=-1, guide_type=TendonGuideType.PINHOLE, mu=0.795, offset=(0.0, 0.18781495841473617, 0.0)),
+            TendonGuide(body=-1, guide_type=TendonGuideType.PINHOLE, mu=0.9156, offset=p2),
+            TendonGuide(body=body, guide_type=TendonGuideType.PINHOLE),
+            TendonGuide(body=-1, offset=p2),
+        ]
+    )
+    return b
+
+
+def test_frictional_pinholes_joined_by_rigid_span_hold_the_cable(device):
+    """Spec: a guide sticks while T_tight <= exp(mu theta) T_slack. Here the tensions stay inside
+    both cones for 1 s of swinging (the rigid span's tension sits on P1's bound: it is the least
+    both neighbours admit), so no cable may slide: every span keeps its rest length. SolverVBD
+    used to slide 3.4 cm in that second (its material relaxation predicted from the rows' penalty
+    stretch counted twice, ``exerted_tension_predictions``); XPBD never did.
+
+    Tolerances: rest lengths within 1e-5 m (the issue's conservation bound; both solvers move
+    exactly 0 here); each guide's ratio within 1 % of its bound (the Jacobi residual, as in
+    ``test_capstan_slipping_ratio``); the two solvers' body paths within 1 mm (they agree to 3e-6 m;
+    the slide had moved VBD's body 8 mm off XPBD's path in 0.25 s)."""
+    mu = np.array([0.795, 0.9156])
+    paths = {}
+    for solver in ("xpbd", "vbd"):
+        sim = CableSim(rigid_span_between_frictional_pinholes(), device, solver=solver, iterations=8)
+        rest0 = sim.s0.tendon_segment_rest_length.numpy().astype(np.float64)
+        path = []
+        for _ in range(240):
+            sim.step()
+            rest = sim.s0.tendon_segment_rest_length.numpy().astype(np.float64)
+            np.testing.assert_allclose(rest, rest0, rtol=0.0, atol=1e-5, err_msg=solver)
+            tension = sim.tension()
+            theta = sim.solver.tendon_guide_wrap.numpy().astype(np.float64)[1:3]
+            for j in range(2):
+                tight, slack = max(tension[j], tension[j + 1]), min(tension[j], tension[j + 1])
+                if tight > 1.0:  # below 1 N the ratio is rounding
+                    assert tight <= 1.01 * math.exp(mu[j] * theta[j]) * slack, (solver, j, tension)
+            path.append(sim.q()[0, :3])
+        paths[solver] = np.array(path)
+    np.testing.assert_allclose(paths["vbd"], paths["xpbd"], rtol=0.0, atol=1e-3)
+
+
 # ----------------------------------------------------------------------------------------------
 # Cable conservation and dynamic routing
 

@@ -1484,6 +1484,51 @@ def refresh_moving_guide_frames(
                 geo.axis[g] = wp.normalize(wp.transform_vector(pose, tm.guide_axis[g]))
 
 
+@wp.func
+def exerted_tension_predictions(
+    tm: TendonModel, t: int, active: wp.array(dtype=wp.int32), work: TendonWork, lin: TendonLinearization
+):
+    """SolverVBD's predictions after a body sweep: each taut row (or run row) of the last
+    linearization predicts the tension it exerted, ``work.lam`` [N s^2], on average over its members.
+
+    ``predict_span`` adds to that tension the change ``r / D`` that closing the span's remaining
+    residual r would cause. XPBD's projections leave r near 0, but a VBD row's residual is its
+    penalty stretch, which its exerted tension already holds (``T = lambda + k (C - c lambda)``, with
+    ``k dt^2 = 1 / D`` at penalty 1): counted twice, it made a row's prediction swing by about its own
+    tension between iterations. Across a frictional guide whose capstan ratio is large, such a swing
+    slid cable that the exerted tensions held inside the cone (a 4.9 kg body hanging from two
+    frictional pinholes joined by a rigid span crept 3.4 cm/s). Here every member of a taut row
+    moves by one offset, so that ``sum (lam_hat - lam) / stiff`` over the row is 0: the row predicts
+    what it exerted, and its members keep the differences that share its material (a frictionless
+    pinhole's two sides). Slack rows (``work.lam`` = 0) keep their predictions: the stretch then
+    measures how much slack there is to take up. Rows of spans without a row of their own (no
+    moving body holds them) keep theirs too: their prediction is the geometry's."""
+    lam = work.lam
+    lam_hat = work.lam_hat
+    stiff = work.stiff
+    for g in range(tm.start[t] + 1, tm.start[t + 1]):
+        s = seg_index(t, g)
+        if active[g] == 0 or lin.run_head[s] != s or lam[s] <= 0.0:
+            continue
+        rows = int(0)
+        excess = float(0.0)
+        flex = float(0.0)
+        m = s
+        while m >= 0:
+            if lin.k[m] > 0.0:
+                rows += 1
+            excess = excess + (lam_hat[m] - lam[m]) / stiff[m]
+            flex = flex + 1.0 / stiff[m]
+            m = lin.run_next[m]
+        if rows == 0:
+            continue
+        offset = excess / flex
+        m = s
+        while m >= 0:
+            lam_hat[m] = lam_hat[m] - offset
+            m = lin.run_next[m]
+
+
 @wp.func(inline=True)
 def relax_tendon_vbd(
     tm: TendonModel,
@@ -1621,6 +1666,8 @@ def relax_tendon_vbd(
         lin.slot_span[2 * gl + 1] = slot
         lin.slot_span[2 * g] = slot
 
+    if reuse != 0:
+        exerted_tension_predictions(tm, t, active, work, lin)
     relax_material(tm, t, max_sweeps, settle_tol, dt2, hist, work, geo)
 
 
