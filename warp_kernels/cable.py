@@ -1502,11 +1502,25 @@ def exerted_tension_predictions(
     what it exerted, and its members keep the differences that share its material (a frictionless
     pinhole's two sides). Slack rows (``work.lam`` = 0) keep their predictions: the stretch then
     measures how much slack there is to take up. Rows of spans without a row of their own (no
-    moving body holds them) keep theirs too: their prediction is the geometry's."""
+    moving body holds them) keep theirs too: their prediction is the geometry's.
+
+    Only a capstan comparison (a guide with mu != 0) or a force winch reads a row's level; a
+    frictionless run shares its material by the differences, which the offset keeps. A tendon with
+    neither is left as it is (the same material moves, without the pass)."""
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    level_read = int(0)
+    if is_force_winch(tm, g0) or is_force_winch(tm, g1 - 1):
+        level_read = 1
+    for g in range(g0 + 1, g1 - 1):
+        if tm.guide_mu[g] != 0.0:
+            level_read = 1
+    if level_read == 0:
+        return
     lam = work.lam
     lam_hat = work.lam_hat
     stiff = work.stiff
-    for g in range(tm.start[t] + 1, tm.start[t + 1]):
+    for g in range(g0 + 1, g1):
         s = seg_index(t, g)
         if active[g] == 0 or lin.run_head[s] != s or lam[s] <= 0.0:
             continue
