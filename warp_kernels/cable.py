@@ -1506,7 +1506,13 @@ def exerted_tension_predictions(
 
     Only a capstan comparison (a guide with mu != 0) or a force winch reads a row's level; a
     frictionless run shares its material by the differences, which the offset keeps. A tendon with
-    neither is left as it is (the same material moves, without the pass)."""
+    neither is left as it is: the same material moves in exact arithmetic, and float32 rounding as
+    before (with an offset, a rigid span's stiffness of up to 1e10 amplifies the rounding: a
+    frictionless pinhole Atwood machine read 14.7160 N instead of 14.7144 N, analytic 14.715 N).
+
+    The rows are the last linearization's run rows (``lin.run_head``/``run_next``, rebuilt by
+    ``linearize_tendon`` after this pass); ``lin.k`` already holds this iteration's value, which
+    differs from the last one only for a span whose length crossed 1e-9 m."""
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
     level_read = int(0)
