@@ -1,9 +1,9 @@
-"""Scaffolding shared by the cable examples: frame timing, solver and states, CUDA graph, CLI.
+"""Scaffolding shared by the cable examples: frame timing, solver and states, graph, CLI.
 
 An example subclasses :class:`CableExample`, builds one world in :meth:`CableExample.build_world`
 and fills in the hooks it needs; the base class replicates the world, colours the bodies when the
 solver is VBD, finalizes the model, creates the solver (``SolverXPBD`` or ``SolverVBD``), the two
-states and the control, captures :meth:`CableExample.simulate` in a CUDA graph where it can, and
+states and the control, captures :meth:`CableExample.simulate` in a graph (CUDA, or Warp's CPU capture), and
 advances frames in :meth:`CableExample.step`.
 """
 
@@ -66,11 +66,11 @@ class CableExample:
         self.state_1 = self.model.state()
         self.control = self.model.control()
         self.setup(nt)
-        self.graph = None
-        if self.device.is_cuda:
-            with wp.ScopedCapture(device=self.device) as capture:
-                self.simulate()
-            self.graph = capture.graph
+        # One frame as a graph on every device: a CUDA graph, or Warp's CPU capture, which replays
+        # the launches without Python (at a few worlds, most of a frame's time on the CPU).
+        with wp.ScopedCapture(device=self.device) as capture:
+            self.simulate()
+        self.graph = capture.graph
 
     # Hooks -------------------------------------------------------------------------------------
 
@@ -106,10 +106,7 @@ class CableExample:
     def step(self):
         """Advance one frame (1/fps s), with the example's work before and after it."""
         self.before_frame()
-        if self.graph is not None:
-            wp.capture_launch(self.graph)
-        else:
-            self.simulate()
+        wp.capture_launch(self.graph)
         self.sim_time += self.frame_dt
         self.after_frame()
 

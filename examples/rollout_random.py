@@ -1,7 +1,7 @@
 """Random-policy rollouts of the example environments; prints environment-steps per second.
 
 Each run builds the environment with ``--worlds`` worlds, resets it, takes a few warm-up steps
-(kernel compilation and, on CUDA, graph capture happen at construction), then times ``--steps``
+(kernel compilation and graph capture happen at construction), then times ``--steps``
 steps of uniform random actions in [-1, 1]. One environment step is ``frame_dt`` of simulated time
 (``substeps`` solver steps) in every world; env-steps/s counts world-steps, i.e.
 ``worlds * steps / seconds``. Actions are drawn on the device with torch when it is installed (so
@@ -9,6 +9,7 @@ the policy costs nearly nothing), with NumPy otherwise.
 
 Run:
     python -m examples.rollout_random --worlds 64,1024 --steps 200
+    python -m examples.rollout_random --worlds 1,64 --graph on,off     # what graph replay saves on the CPU
     python -m examples.rollout_random --env payload --device cuda:0 --worlds 1024,16384
 """
 
@@ -25,11 +26,13 @@ ENVS = {"finger": "examples.env_finger", "payload": "examples.env_payload"}
 """Environment names and their modules."""
 
 
-def rollout(env_name: str, worlds: int, steps: int, device=None, solver: str = "xpbd", warmup: int = 3) -> dict:
+def rollout(
+    env_name: str, worlds: int, steps: int, device=None, solver: str = "xpbd", warmup: int = 3, use_graph: bool = True
+) -> dict:
     """Run ``steps`` random steps on ``worlds`` worlds; returns timings and the mean reward."""
     module = importlib.import_module(ENVS[env_name])
     t0 = time.perf_counter()
-    env = module.Env(worlds, device, solver=solver)
+    env = module.Env(worlds, device, solver=solver, use_graph=use_graph)
     build = time.perf_counter() - t0
     env.reset()
     rng = np.random.default_rng(0)
@@ -96,6 +99,12 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--steps", type=int, default=100, help="timed env steps per run (default: %(default)s)")
     parser.add_argument("--device", default=None, help="Warp device, e.g. cpu or cuda:0")
     parser.add_argument("--solver", default="xpbd", help="comma-separated: xpbd, vbd (default: %(default)s)")
+    parser.add_argument(
+        "--graph",
+        default="on",
+        help="comma-separated: on (step and reset replayed as graphs, the env default), off (launched "
+        "from Python) (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     wp.config.quiet = True
     envs = [e.strip() for e in args.env.split(",") if e.strip()]
@@ -106,13 +115,23 @@ def main(argv=None) -> list[dict]:
     for s in solvers:
         if s not in ("xpbd", "vbd"):
             parser.error(f"unknown solver {s!r}; choose from xpbd, vbd")
+    graphs = [g.strip() for g in args.graph.split(",") if g.strip()]
+    for g in graphs:
+        if g not in ("on", "off"):
+            parser.error(f"unknown --graph value {g!r}; choose from on, off")
     try:
         worlds = [int(w) for w in args.worlds.split(",")]
     except ValueError:
         parser.error(f"--worlds must be comma-separated integers, got {args.worlds!r}")
     if any(w < 1 for w in worlds) or args.steps < 1:
         parser.error("--worlds and --steps must be >= 1")
-    rows = [rollout(e, w, args.steps, args.device, s) for e in envs for s in solvers for w in worlds]
+    rows = [
+        rollout(e, w, args.steps, args.device, s, use_graph=g == "on")
+        for e in envs
+        for s in solvers
+        for w in worlds
+        for g in graphs
+    ]
     print_table(rows)
     return rows
 
