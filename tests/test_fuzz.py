@@ -467,8 +467,10 @@ class WinchSchedule:
         return w["rate"] * (step + 1) * self.dt + (w["jump"] if step >= w["jump_step"] else 0.0)
 
     def apply(self, sim, step: int) -> np.ndarray:
-        """Write this step's commands; return the paid-out lengths before the step."""
+        """Write this step's commands; return the paid-out lengths before the step (and keep the
+        rest lengths before it for ``check``)."""
         paid = sim.s0.tendon_guide_winch_paid.numpy().astype(np.float64)
+        self.rest_before = sim.s0.tendon_segment_rest_length.numpy().astype(np.float64)
         if not self.plan:
             return paid
         length = sim.control.tendon_guide_winch_length.numpy()
@@ -483,9 +485,15 @@ class WinchSchedule:
         return float(np.sum(sim.s0.tendon_guide_winch_paid.numpy().astype(np.float64)))
 
     def check(self, sim, step: int, paid_before: np.ndarray):
-        """A length winch applies its command, except that reeling in stops at the rest-length floor
-        (then the span at the winch holds only the floor's material); a non-finite command holds
-        either kind of winch."""
+        """A length winch applies its command, except that reeling in stops at the rest-length floor;
+        a non-finite command holds either kind of winch.
+
+        The winch acts at the start of the step (docs/cables.md, Winches), so a reel-in that fell
+        short took the span from its rest length before the step down to the floor: what it reeled
+        in is the material the span held then, less the floor's. The span may hold more at the
+        end of the step: a force winch at the other end of a two-guide cable pays out during the
+        step (a free 1 kg body hanging from a 0 N drum, reeled at 0.5 m/s from a world anchor at
+        the same point: the span starts at the floor and ends the first step holding 1.7e-4 m)."""
         paid = sim.s0.tendon_guide_winch_paid.numpy().astype(np.float64)
         rest = sim.s0.tendon_segment_rest_length.numpy().astype(np.float64)
         gl = sim.solver.tendon_segment_active_guide_l.numpy()
@@ -507,9 +515,11 @@ class WinchSchedule:
                 continue
             # Only a reel-in can fall short, by stopping at the floor between the old and the new command.
             assert cmd < after <= before + tol, f"step {step}: winch {g} paid {after}, commanded {cmd}"
-            assert rest[at_winch[0]] <= REST_LENGTH_FLOOR + FLOOR_ATOL, (
-                f"step {step}: winch {g} stopped at {after} (commanded {cmd}) with "
-                f"{rest[at_winch[0]]} m left in its span"
+            s = at_winch[0]
+            left = self.rest_before[s] + (after - before)  # the span's material once the winch acted
+            assert left <= REST_LENGTH_FLOOR + FLOOR_ATOL, (
+                f"step {step}: winch {g} stopped at {after} (commanded {cmd}) with {left} m left in "
+                f"its span at the step's start ({rest[s]} m at its end)"
             )
 
 
@@ -967,13 +977,49 @@ def test_random_routed_cables(device, solver, scene):
     run_cable_scene(device, solver, specs, route)
 
 
+# Long profile: a free 1 kg body whose anchor, a 0 N force winch, sits on a world anchor that reels
+# in at 0.5 m/s. The span starts at the floor, so the length winch has nothing to reel in at the
+# start of step 0, while the drum pays out the 1.7e-4 m the body falls during the step. The check
+# read the span's material at the end of the step and called the winch's stop short; it now reads
+# it at the start, where the winch acts (``WinchSchedule.check``).
+_REEL_AGAINST_FREE_DRUM = (
+    _ONE_FREE_BODY,
+    [TendonGuide(body=0, winch=True, winch_force=True), TendonGuide(body=-1, winch=True)],
+    [
+        dict(
+            guide=0,
+            kind="force",
+            rate=0.0,
+            jump=0.0,
+            force=0.0,
+            force_after=0.0,
+            jump_step=STEPS,
+            hold_step=-1,
+            hold_value=math.nan,
+        ),
+        dict(
+            guide=1,
+            kind="length",
+            rate=-0.5,
+            jump=0.0,
+            force=0.0,
+            force_after=0.0,
+            jump_step=STEPS,
+            hold_step=-1,
+            hold_value=math.nan,
+        ),
+    ],
+)
+
+
+@example(scene=_REEL_AGAINST_FREE_DRUM)
 @given(scene=winch_cable_scenes())
 def test_random_routed_cables_with_winches(device, solver, scene):
     """The checks of ``test_random_routed_cables`` on routes whose end anchors are length or force
     winches with ramped, jumping and held commands (``winch_plans``), with the cable a winch paid
     out counted in the conserved material, plus: a length winch pays out exactly its command and
-    reels in to it unless the span at the winch reached the rest-length floor; a non-finite command
-    holds either kind of winch (``WinchSchedule.check``)."""
+    reels in to it unless the span at the winch reached the rest-length floor when the winch acted
+    (the step's start); a non-finite command holds either kind of winch (``WinchSchedule.check``)."""
     specs, route, plan = scene
     run_cable_scene(device, solver, specs, route, plan)
 
