@@ -419,6 +419,43 @@ def test_force_winch_behind_a_rigid_span(device, solver, ratio):
     assert a == pytest.approx((payload_side - 1.0) * 9.81, abs=5e-3 * 9.81)
 
 
+@pytest.mark.parametrize("mu", [0.3, 1.0e-5])
+def test_force_winch_pulls_cable_past_a_zero_length_span_at_the_floor(device, solver, mu):
+    """A drum on body A pulls the cable through a pinhole on body B (wrap pi, e = exp(mu pi)) back to
+    a pinhole on A that sits on the cable's end anchor (a zero-length span at the rest-length floor).
+    Beyond the pinhole the cable is one run: the span from B to A's pinhole, which has 0.51 m of
+    cable to give, and the zero-length span, which has none. The drum's tension F must reach the run
+    as F/e (docs/cables.md, force winches: the capstan bound between the drum and the tension beyond
+    the guide). The zero-length span used to stop the whole run from giving cable, so the span
+    beyond the pinhole went slack at 0 N while the drum pulled 20 N (a long-profile fuzz finding).
+
+    Checked at 64 iterations, where the two free bodies' coupled rows have converged: each span's
+    applied tension within 0.5 % of F and F/e (measured 0.01 % on both solvers; at the default 8
+    iterations the drum's span reads 1.3 % low on XPBD and 5 % high on VBD)."""
+    b = nt.ModelBuilder()
+    body_a = b.add_body(xform=(0.51, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.7, inertia=np.eye(3) * 0.05)
+    body_b = b.add_body(xform=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=2.0, inertia=np.eye(3) * 0.05)
+    b.add_tendon(
+        [
+            nt.TendonGuide(body=body_a, winch=True, winch_force=True),
+            nt.TendonGuide(body=body_b, guide_type=nt.TendonGuideType.PINHOLE, mu=mu),
+            nt.TendonGuide(body=body_a, guide_type=nt.TendonGuideType.PINHOLE),
+            nt.TendonGuide(body=body_a),
+        ]
+    )
+    sim = Sim(b, device, contacts=False, solver=solver, iterations=64)
+    force = 20.0
+    sim.control.tendon_guide_winch_force.assign(np.array([force, 0.0, 0.0, 0.0], np.float32))
+    e = np.exp(mu * np.pi)
+    lam = sim.solver.tendon_segment_lambda if solver == "xpbd" else sim.solver._tendon_work.lam
+    for _ in range(4):
+        sim.step(DT)
+        applied = lam.numpy().astype(np.float64) / DT**2
+        np.testing.assert_allclose(applied[:2], [force, force / e], rtol=5e-3)
+    rest = sim.state_0.tendon_segment_rest_length.numpy()
+    assert rest[1] < 0.51 - 1e-3  # the span beyond the pinhole gave cable to the drum
+
+
 def test_force_winch_pulls_payload_through_its_roller_finite(device, solver):
     """Degenerate on purpose: a drum at 3 m g pulls the payload up into its roller at 5.9 m/s and on
     past it (a massless cable has no contact) for 2 s. Everything stays finite, the cable carries the

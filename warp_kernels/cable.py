@@ -1085,6 +1085,39 @@ def relax_material(
                     kb = 0.0
                 delta = capstan_transfer(lam_a, lam_b, ka, kb, e_total)
                 scale = wp.max(scale, wp.max(lam_a, lam_b))
+                # The run that gives the material: b for delta > 0, a for delta < 0 (a drum gives
+                # from the drum, not from its run's members). A member of it already at the
+                # rest-length floor has none to give: it keeps its material and the other members
+                # share the transfer, as in 3a. Taking the transfer from every member in proportion
+                # to 1/k instead let such a member's zero room stop the whole run (a drum at 20 N
+                # across a pinhole with e = 2.57 held the cable beyond it at 0 N, because a
+                # zero-length span at the far end of that run sat at the floor). The span at this
+                # guide keeps the old rule: when it is at the floor, no material reaches the guide.
+                give = int(-1)
+                if delta > 0.0 and fb != w_run:
+                    give = fb
+                elif delta < 0.0 and fa != w_run:
+                    give = fa
+                give_flex = float(0.0)  # sum of 1/k over the giving members with material (0: the old rule)
+                if give >= 0 and at_floor != 0:
+                    near = fb
+                    if give == fa:
+                        near = a
+                    floored = int(0)
+                    for h in range(g0 + 1, g1):
+                        s = seg_index(t, h)
+                        if active[h] == 0 or run_skip[s] != 0 or run_first[s] != give:
+                            continue
+                        if rest[s] <= REST_LENGTH_FLOOR:
+                            floored = 1
+                        else:
+                            give_flex = give_flex + 1.0 / stiff[s]
+                    if floored == 0 or rest[near] <= REST_LENGTH_FLOOR or give_flex <= 0.0:
+                        give_flex = 0.0
+                    elif give == fb:
+                        delta = capstan_transfer(lam_a, lam_b, ka, 1.0 / give_flex, e_total)
+                    else:
+                        delta = capstan_transfer(lam_a, lam_b, 1.0 / give_flex, kb, e_total)
                 # Limit the transfer so that no member of the giving run drops below the floor.
                 for h in range(g0 + 1, g1):
                     if active[h] == 0:
@@ -1093,7 +1126,13 @@ def relax_material(
                     if run_skip[s] != 0:
                         continue
                     room = wp.max(rest[s] - REST_LENGTH_FLOOR, 0.0)
-                    if delta > 0.0 and run_first[s] == fb and fb != w_run:
+                    if give_flex > 0.0:
+                        if run_first[s] == give and room > 0.0:
+                            if delta > 0.0:
+                                delta = wp.min(delta, room * give_flex * stiff[s])
+                            else:
+                                delta = wp.max(delta, -room * give_flex * stiff[s])
+                    elif delta > 0.0 and run_first[s] == fb and fb != w_run:
                         delta = wp.min(delta, room * run_flex[fb] * stiff[s])
                     elif delta < 0.0 and run_first[s] == fa and fa != w_run:
                         delta = wp.max(delta, -room * run_flex[fa] * stiff[s])
@@ -1111,6 +1150,9 @@ def relax_material(
                         share = float(0.0)
                         if run_first[s] == w_run:
                             share = 0.0
+                        elif give_flex > 0.0 and run_first[s] == give:
+                            if rest[s] > REST_LENGTH_FLOOR:
+                                share = -wp.abs(delta) / give_flex
                         elif run_first[s] == fa:
                             share = delta / run_flex[fa]
                         elif run_first[s] == fb:
