@@ -1093,13 +1093,14 @@ def relax_material(
                 # across a pinhole with e = 2.57 held the cable beyond it at 0 N, because a
                 # zero-length span at the far end of that run sat at the floor). The span at this
                 # guide keeps the old rule: when it is at the floor, no material reaches the guide.
+                # Checked at every transfer: a member can reach the floor in 3a or in an earlier sweep.
                 give = int(-1)
                 if delta > 0.0 and fb != w_run:
                     give = fb
                 elif delta < 0.0 and fa != w_run:
                     give = fa
                 give_flex = float(0.0)  # sum of 1/k over the giving members with material (0: the old rule)
-                if give >= 0 and at_floor != 0:
+                if give >= 0:
                     near = fb
                     if give == fa:
                         near = a
