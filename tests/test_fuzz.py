@@ -977,6 +977,22 @@ def test_random_routed_cables(device, solver, scene):
     run_cable_scene(device, solver, specs, route)
 
 
+def _steady_winch(guide: int, kind: str, rate: float = 0.0) -> dict:
+    """A ``winch_plans`` entry whose command never jumps or holds: a length winch ramps at ``rate``
+    [m/s], a force winch pulls 0 N."""
+    return dict(
+        guide=guide,
+        kind=kind,
+        rate=rate,
+        jump=0.0,
+        force=0.0,
+        force_after=0.0,
+        jump_step=STEPS,
+        hold_step=-1,
+        hold_value=math.nan,
+    )
+
+
 # Long profile: a free 1 kg body whose anchor, a 0 N force winch, sits on a world anchor that reels
 # in at 0.5 m/s. The span starts at the floor, so the length winch has nothing to reel in at the
 # start of step 0, while the drum pays out the 1.7e-4 m the body falls during the step. The check
@@ -985,30 +1001,7 @@ def test_random_routed_cables(device, solver, scene):
 _REEL_AGAINST_FREE_DRUM = (
     _ONE_FREE_BODY,
     [TendonGuide(body=0, winch=True, winch_force=True), TendonGuide(body=-1, winch=True)],
-    [
-        dict(
-            guide=0,
-            kind="force",
-            rate=0.0,
-            jump=0.0,
-            force=0.0,
-            force_after=0.0,
-            jump_step=STEPS,
-            hold_step=-1,
-            hold_value=math.nan,
-        ),
-        dict(
-            guide=1,
-            kind="length",
-            rate=-0.5,
-            jump=0.0,
-            force=0.0,
-            force_after=0.0,
-            jump_step=STEPS,
-            hold_step=-1,
-            hold_value=math.nan,
-        ),
-    ],
+    [_steady_winch(0, "force"), _steady_winch(1, "length", rate=-0.5)],
 )
 
 
