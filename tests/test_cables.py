@@ -291,6 +291,50 @@ def test_thrown_weight_slides_the_same_cable_on_both_solvers(device, kind):
     assert slid["vbd"] == pytest.approx(slid["xpbd"], abs=1e-3)
 
 
+def test_rigid_span_on_one_body_does_not_slosh_cable_across_a_frictional_pinhole(device):
+    """A free 2.37 kg body hangs from a world anchor through a frictional pinhole on the body (mu
+    0.38, e about 2.3), then a frictionless pinhole on the body, a world pinhole, a pinhole at the
+    body's origin and the cable's end anchor on the same point (a fuzz scene, long profile). Beyond
+    the frictional pinhole the cable is one run. It starts with a span between two guides on the body,
+    whose length cannot change, and ends with a zero-length compliant span at the rest-length floor.
+
+    The body sinks smoothly, and material crosses the pinhole at most 0.5 mm per step. SolverVBD
+    moved all of the first span's 0.165 m across in one step and back in the next, every few
+    steps, and then snapped the body at 12 times its weight. ``exerted_tension_predictions``
+    shifted the predictions of spans that have no row, which predict their constitutive tension:
+    the slack floor span stopped leaving the run, its zero room froze the run's sharing (3a), and
+    the body-fixed span's rounding-level prediction (C/1e-10, up to 2.6e7 N) was then read as the
+    run's tension at the frictional guide. Both solvers must move less than 5 mm of cable per
+    step (measured at most 0.47 mm; the old slosh moved 165 mm) and stay within 5 mm of each other's
+    path over 0.15 s (measured 0.45 mm)."""
+    b = nt.ModelBuilder()
+    body = b.add_body(mass=2.3721, inertia=np.diag([0.0907, 0.0689, 0.0355]))
+    pinhole = TendonGuideType.PINHOLE
+    b.add_tendon(
+        [
+            TendonGuide(body=-1, offset=(0.0986, 0.0, 0.1298)),
+            TendonGuide(body=body, guide_type=pinhole, mu=0.3812, offset=(0.1992, 0.0, 0.0)),
+            TendonGuide(body=body, guide_type=pinhole, offset=(0.0527, 0.0, 0.0)),
+            TendonGuide(body=-1, guide_type=pinhole, offset=(0.1875, 0.0, 0.0)),
+            TendonGuide(body=body, guide_type=pinhole),
+            TendonGuide(body=body, compliance=4.552e-6),
+        ]
+    )
+    paths = {}
+    for solver in ("xpbd", "vbd"):
+        sim = CableSim(b, device, solver=solver, iterations=8)
+        rest = sim.s0.tendon_segment_rest_length.numpy().astype(np.float64)
+        path = []
+        for step in range(36):
+            sim.step()
+            new = sim.s0.tendon_segment_rest_length.numpy().astype(np.float64)
+            assert np.max(np.abs(new - rest)) < 5e-3, (solver, step, new - rest)
+            rest = new
+            path.append(sim.q()[0, :3])
+        paths[solver] = np.array(path)
+    np.testing.assert_allclose(paths["vbd"], paths["xpbd"], rtol=0.0, atol=5e-3)
+
+
 def block_and_tackle_on_hinged_body():
     """A 0.33 kg body on a vertical hinge holds a free 4.4 kg body through three strands of one cable
     (its anchor on the heavy body, a pinhole on the light one, a pinhole on the heavy one, an

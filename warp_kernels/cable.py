@@ -1655,8 +1655,12 @@ def exerted_tension_predictions(
     moves by one offset, so that ``sum (lam_hat - lam) / stiff`` over the row is 0: the row predicts
     what it exerted, and its members keep the differences that share its material (a frictionless
     pinhole's two sides). Slack rows (``work.lam`` = 0) keep their predictions: the stretch then
-    measures how much slack there is to take up. Rows of spans without a row of their own (no
-    moving body holds them) keep theirs too: their prediction is the geometry's.
+    measures how much slack there is to take up. Members without a row (``lin.k`` = 0: no moving
+    body holds them, or both ends are on one body) are neither shifted nor counted: their
+    prediction is the geometry's. Shifted, a slack zero-length span at the floor stayed in its run
+    and froze the run's sharing (its zero room), and a span between two guides on one body, whose
+    prediction is its rounding-level stretch over the denominator floor (up to 2.6e7 N), then stood
+    for the run's tension at a frictional guide, which slid 0.165 m of cable in one step.
 
     Only a capstan comparison (a guide with mu != 0) or a force winch reads a row's level; a
     frictionless run shares its material by the differences, which the offset keeps. A tendon with
@@ -1691,15 +1695,16 @@ def exerted_tension_predictions(
         while m >= 0:
             if lin.k[m] > 0.0:
                 rows += 1
-            excess = excess + (lam_hat[m] - lam[m]) / stiff[m]
-            flex = flex + 1.0 / stiff[m]
+                excess = excess + (lam_hat[m] - lam[m]) / stiff[m]
+                flex = flex + 1.0 / stiff[m]
             m = lin.run_next[m]
         if rows == 0:
             continue
         offset = excess / flex
         m = s
         while m >= 0:
-            lam_hat[m] = lam_hat[m] - offset
+            if lin.k[m] > 0.0:
+                lam_hat[m] = lam_hat[m] - offset
             m = lin.run_next[m]
 
 
