@@ -933,8 +933,61 @@ _KINEMATIC_PULL_BEYOND_LENGTH = (
 )
 
 
+# Long profile (XPBD, then VBD): a free body hangs through a frictional pinhole on it, a frictionless
+# pinhole on it, a world pinhole, a pinhole at its origin and the end anchor at the same point. The run
+# beyond the frictional pinhole starts with a span between two guides on the body: a rigid member,
+# whose prediction is a float32 stretch over the 1e-10 denominator floor. Its tension after the
+# frictionless sharing kept that rounding (up to the run's own tension), and the capstan sweeps read
+# it as the run's: XPBD slipped to 3.37 against e = 3.16 (5.73/19.32 N at step 22). SolverVBD, whose
+# exerted-tension shift also moved spans without a row, slid 0.165 m of cable in one step.
+_RIGID_SPAN_AHEAD_OF_RUN = (
+    [
+        dict(
+            kind="free",
+            pose=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0),
+            mass=2.37210455561558,
+            inertia=[0.06886867330913274, 0.09070851338569813, 0.035545741169626895],
+            twist=None,
+        )
+    ],
+    [
+        TendonGuide(body=-1),
+        TendonGuide(
+            body=0, guide_type=TendonGuideType.PINHOLE, mu=0.38120275515389734, offset=(0.1992260235380941, 0.0, 0.0)
+        ),
+        TendonGuide(body=0, guide_type=TendonGuideType.PINHOLE, offset=(0.046875, 0.0, 0.0)),
+        TendonGuide(body=-1, guide_type=TendonGuideType.PINHOLE),
+        TendonGuide(body=0, guide_type=TendonGuideType.PINHOLE),
+        TendonGuide(body=0),
+    ],
+)
+_RIGID_SPAN_AHEAD_OF_COMPLIANT_RUN = (
+    [
+        dict(
+            kind="free",
+            pose=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0),
+            mass=2.37210455561558,
+            inertia=[0.09070851338569813, 0.06886867330913274, 0.035545741169626895],
+            twist=None,
+        )
+    ],
+    [
+        TendonGuide(body=-1, offset=(0.09858427578975415, 0.0, 0.12975662590057419)),
+        TendonGuide(
+            body=0, guide_type=TendonGuideType.PINHOLE, mu=0.38120275515389734, offset=(0.1992260235380941, 0.0, 0.0)
+        ),
+        TendonGuide(body=0, guide_type=TendonGuideType.PINHOLE, offset=(0.05270666704110466, 0.0, 0.0)),
+        TendonGuide(body=-1, guide_type=TendonGuideType.PINHOLE, offset=(0.1875, 0.0, 0.0)),
+        TendonGuide(body=0, guide_type=TendonGuideType.PINHOLE),
+        TendonGuide(body=0, compliance=4.552009135705047e-06),
+    ],
+)
+
+
 @given(scene=cable_scenes())
 @example(scene=(_ONE_FREE_BODY, _PINHOLE_LOOP))
+@example(scene=_RIGID_SPAN_AHEAD_OF_RUN)
+@example(scene=_RIGID_SPAN_AHEAD_OF_COMPLIANT_RUN)
 @example(scene=_KINEMATIC_PULL_BEYOND_LENGTH)
 @example(scene=_SLACK_BYPASS_BETWEEN_IMMOVABLE_PINHOLES)
 @example(scene=_SNAP_AT_WORLD_PINHOLE)
@@ -977,16 +1030,16 @@ def test_random_routed_cables(device, solver, scene):
     run_cable_scene(device, solver, specs, route)
 
 
-def _steady_winch(guide: int, kind: str, rate: float = 0.0) -> dict:
+def _steady_winch(guide: int, kind: str, rate: float = 0.0, force: float = 0.0) -> dict:
     """A ``winch_plans`` entry whose command never jumps or holds: a length winch ramps at ``rate``
-    [m/s], a force winch pulls 0 N."""
+    [m/s], a force winch pulls ``force`` [N]."""
     return dict(
         guide=guide,
         kind=kind,
         rate=rate,
         jump=0.0,
-        force=0.0,
-        force_after=0.0,
+        force=force,
+        force_after=force,
         jump_step=STEPS,
         hold_step=-1,
         hold_value=math.nan,
@@ -1005,7 +1058,41 @@ _REEL_AGAINST_FREE_DRUM = (
 )
 
 
+# Long profile (XPBD): a 20 N drum on a hinged body pulls through a nearly frictionless pinhole on a free
+# body (mu 1e-5) and a second pinhole on it, back to an anchor on the hinged body. The span between the
+# free body's two pinholes is rigid, and its rounding-level tension after the frictionless sharing
+# stood for its run's at the first pinhole: the drum's span applied 19.60 N and the run 20.80 N at
+# step 76, 6 % apart across a guide with e = 1.00001.
+_DRUM_AHEAD_OF_RIGID_SPAN = (
+    [
+        dict(
+            kind="hinged",
+            pose=(0.5095537749424222, 0.19408044313657968, 0.9517498607971921, 0.0, 0.0, 0.0, 1.0),
+            mass=1.7350258104248302,
+            inertia=[0.08185038362573524, 0.04008618558747547, 0.06638425061370047],
+            twist=None,
+            axis=(0.0, -0.44035641071903303, 0.8978230513517962),
+        ),
+        dict(
+            kind="free",
+            pose=(0.0, 0.0, 0.04567914543094109, 0.0, 0.0, 0.0, 1.0),
+            mass=2.0421217371805396,
+            inertia=[0.049926968819643036, 0.07477564567886623, 0.08902807727515749],
+            twist=None,
+        ),
+    ],
+    [
+        TendonGuide(body=0, winch=True, winch_force=True),
+        TendonGuide(body=1, guide_type=TendonGuideType.PINHOLE, mu=1e-5, offset=(0.0, -0.15373460206238426, 0.0)),
+        TendonGuide(body=1, guide_type=TendonGuideType.PINHOLE),
+        TendonGuide(body=0),
+    ],
+    [_steady_winch(0, "force", force=20.067567529933104)],
+)
+
+
 @example(scene=_REEL_AGAINST_FREE_DRUM)
+@example(scene=_DRUM_AHEAD_OF_RIGID_SPAN)
 @given(scene=winch_cable_scenes())
 def test_random_routed_cables_with_winches(device, solver, scene):
     """The checks of ``test_random_routed_cables`` on routes whose end anchors are length or force

@@ -1048,6 +1048,13 @@ def relax_material(
         dl = run_scale[first] * (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
         add_material(hist, s, dl)
         lam_hat[s] = lam_hat[s] - stiff[s] * dl
+        if run_scale[first] == 1.0 and stiff[s] * RIGID_FLEX > 1.0:
+            # A rigid member (its ends cannot move it apart: stiff up to 1/DENOM_FLOOR) takes the
+            # run's tension exactly. Its prediction is a float32 stretch of ~1e-8 m over that floor,
+            # and lam_hat - stiff dl kept that prediction's rounding, up to the run's own tension:
+            # 3b reads it as the run's tension when the member is next to a frictional guide (a
+            # span between two pinholes on one body read 0.000366 where its run held 0.000307).
+            lam_hat[s] = run_num[first] / run_flex[first]
         if first == w_run:
             hist.winch[w_guide] = hist.winch[w_guide] + dl
 
