@@ -940,47 +940,34 @@ _KINEMATIC_PULL_BEYOND_LENGTH = (
 # frictionless sharing kept that rounding (up to the run's own tension), and the capstan sweeps read
 # it as the run's: XPBD slipped to 3.37 against e = 3.16 (5.73/19.32 N at step 22). SolverVBD, whose
 # exerted-tension shift also moved spans without a row, slid 0.165 m of cable in one step.
-_RIGID_SPAN_AHEAD_OF_RUN = (
-    [
-        dict(
-            kind="free",
-            pose=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0),
-            mass=2.37210455561558,
-            inertia=[0.06886867330913274, 0.09070851338569813, 0.035545741169626895],
-            twist=None,
-        )
-    ],
-    [
-        TendonGuide(body=-1),
-        TendonGuide(
-            body=0, guide_type=TendonGuideType.PINHOLE, mu=0.38120275515389734, offset=(0.1992260235380941, 0.0, 0.0)
-        ),
-        TendonGuide(body=0, guide_type=TendonGuideType.PINHOLE, offset=(0.046875, 0.0, 0.0)),
-        TendonGuide(body=-1, guide_type=TendonGuideType.PINHOLE),
-        TendonGuide(body=0, guide_type=TendonGuideType.PINHOLE),
-        TendonGuide(body=0),
-    ],
+def _rigid_span_ahead_of_run(inertia, anchor, inner, world, tail_compliance):
+    """The scene below: one free 2.37 kg body at the origin; a world anchor at ``anchor``, a pinhole on
+    the body (mu 0.38) 0.199 m along x, a pinhole on the body ``inner`` m along x, a world pinhole at
+    ``world``, a pinhole at the body's origin and the end anchor there (``tail_compliance``)."""
+    pinhole = TendonGuideType.PINHOLE
+    body = dict(
+        kind="free", pose=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=2.37210455561558, inertia=inertia, twist=None
+    )
+    route = [
+        TendonGuide(body=-1, offset=anchor),
+        TendonGuide(body=0, guide_type=pinhole, mu=0.38120275515389734, offset=(0.1992260235380941, 0.0, 0.0)),
+        TendonGuide(body=0, guide_type=pinhole, offset=(inner, 0.0, 0.0)),
+        TendonGuide(body=-1, guide_type=pinhole, offset=world),
+        TendonGuide(body=0, guide_type=pinhole),
+        TendonGuide(body=0, compliance=tail_compliance),
+    ]
+    return [body], route
+
+
+_RIGID_SPAN_AHEAD_OF_RUN = _rigid_span_ahead_of_run(
+    [0.06886867330913274, 0.09070851338569813, 0.035545741169626895], (0.0, 0.0, 0.0), 0.046875, (0.0, 0.0, 0.0), 0.0
 )
-_RIGID_SPAN_AHEAD_OF_COMPLIANT_RUN = (
-    [
-        dict(
-            kind="free",
-            pose=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0),
-            mass=2.37210455561558,
-            inertia=[0.09070851338569813, 0.06886867330913274, 0.035545741169626895],
-            twist=None,
-        )
-    ],
-    [
-        TendonGuide(body=-1, offset=(0.09858427578975415, 0.0, 0.12975662590057419)),
-        TendonGuide(
-            body=0, guide_type=TendonGuideType.PINHOLE, mu=0.38120275515389734, offset=(0.1992260235380941, 0.0, 0.0)
-        ),
-        TendonGuide(body=0, guide_type=TendonGuideType.PINHOLE, offset=(0.05270666704110466, 0.0, 0.0)),
-        TendonGuide(body=-1, guide_type=TendonGuideType.PINHOLE, offset=(0.1875, 0.0, 0.0)),
-        TendonGuide(body=0, guide_type=TendonGuideType.PINHOLE),
-        TendonGuide(body=0, compliance=4.552009135705047e-06),
-    ],
+_RIGID_SPAN_AHEAD_OF_COMPLIANT_RUN = _rigid_span_ahead_of_run(
+    [0.09070851338569813, 0.06886867330913274, 0.035545741169626895],
+    (0.09858427578975415, 0.0, 0.12975662590057419),
+    0.05270666704110466,
+    (0.1875, 0.0, 0.0),
+    4.552009135705047e-06,
 )
 
 
