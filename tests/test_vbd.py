@@ -24,6 +24,7 @@ import warp as wp
 import newton_tendon as nt
 from newton_tendon.demo import pendulum_chain
 from newton_tendon.solvers import SolverVBD
+from warp_kernels import cable as cable_kernels
 
 from .helpers import Sim, capture_steps, quat_to_matrix
 
@@ -495,3 +496,207 @@ def test_slipping_capstan_holds_its_bound_after_every_step(device, rollers, swin
         e = math.exp(mu * math.pi)
         accel = g * (m1 - e * m2) / (m1 + e * m2)
         assert tension[-1] == pytest.approx(m2 * (g + accel), rel=3.0e-3)
+
+
+# ----------------------------------------------------------------------------------------------
+# Kept rows (``cable.rows_still_hold``): a tendon's span rows are kept between iterations while a
+# new linearization could change them by rounding alone.
+
+
+def _kept_rows_scene(name: str) -> nt.ModelBuilder:
+    """Frictionless scenes whose bodies move along their spans (the rows' gradients do not turn)."""
+    G, K = nt.TendonGuide, nt.TendonGuideType
+    b = nt.ModelBuilder()
+    if name == "atwood_roller":  # fixed roller, inextensible
+        w1 = b.add_body(xform=(-0.5, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=1.1, inertia=np.eye(3) * 0.01)
+        w2 = b.add_body(xform=(0.5, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3) * 0.01)
+        roller = G(body=-1, guide_type=K.ROLLER, radius=0.5, offset=(0.0, 0.0, 2.0), axis=(0.0, 1.0, 0.0))
+        b.add_tendon([G(body=w1), roller, G(body=w2)])
+    elif name == "pinholes_damped":  # two world pinholes, compliant and damped spans
+        w1 = b.add_body(xform=(-0.5, 0.1, 1.0, 0.0, 0.0, 0.0, 1.0), mass=1.1, inertia=np.eye(3) * 0.01)
+        w2 = b.add_body(xform=(0.5, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3) * 0.01)
+        c = dict(compliance=1.0e-4, damping=0.5)
+        b.add_tendon(
+            [
+                G(body=w1, offset=(0.0, 0.0, 0.05)),
+                G(body=-1, guide_type=K.PINHOLE, offset=(-0.5, 0.0, 2.0), **c),
+                G(body=-1, guide_type=K.PINHOLE, offset=(0.5, 0.0, 2.0), **c),
+                G(body=w2, **c),
+            ]
+        )
+    elif name == "moving_block":  # a roller on a free block, a counterweight over a world roller
+        blk = b.add_body(xform=(0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=2.0, inertia=np.eye(3) * 0.02)
+        cw = b.add_body(xform=(1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=1.2, inertia=np.eye(3) * 0.01)
+        b.add_tendon(
+            [
+                G(body=-1, offset=(-0.2, 0.0, 2.0)),
+                G(body=blk, guide_type=K.ROLLER, radius=0.2, axis=(0.0, 1.0, 0.0), orientation=-1),
+                G(
+                    body=-1,
+                    guide_type=K.ROLLER,
+                    offset=(0.6, 0.0, 2.0),
+                    radius=0.2,
+                    axis=(0.0, 1.0, 0.0),
+                    orientation=-1,
+                ),
+                G(body=cw),
+            ]
+        )
+    else:  # "routing_3d": the benchmark's 3D route over rollers with axes Y, Z, X; the weight swings
+        w = b.add_body(xform=(1.1, 1.45, 1.25, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3) * 0.01)
+        route = [G(body=-1, offset=(0.0, 0.0, 1.0))]
+        for centre, axis, orientation in (
+            ((0.1, 0.0, 2.0), (0.0, 1.0, 0.0), 1),
+            ((1.0, 0.1, 2.1), (0.0, 0.0, 1.0), 1),
+            ((1.1, 1.0, 2.0), (1.0, 0.0, 0.0), -1),
+        ):
+            route.append(G(body=-1, guide_type=K.ROLLER, offset=centre, axis=axis, radius=0.1, orientation=orientation))
+        route.append(G(body=w))
+        b.add_tendon(route)
+    return b
+
+
+def _kept_rows_run(device, name: str, keep: bool, iterations: int, steps: int = 240):
+    sim = Sim(
+        _kept_rows_scene(name), device, iterations=iterations, contacts=False, solver="vbd", tendon_keep_rows=keep
+    )
+    path = []
+    for _ in range(steps):
+        sim.step(1.0 / 240.0)
+        path.append(sim.body_q()[:, :3])
+    return np.array(path), sim.solver.tendon_segment_material_tension.numpy().astype(np.float64)
+
+
+@pytest.mark.parametrize("name", ["atwood_roller", "pinholes_damped", "moving_block", "routing_3d"])
+def test_kept_rows_follow_the_relinearized_solution(device, name):
+    """Keeping a tendon's rows while their gradients cannot have turned (``tendon_keep_rows``, the
+    default) changes the iterations' path, not their answer. Over 1 s at 8 iterations:
+
+    * the results are not bitwise those of relinearizing every iteration (the kept path ran);
+    * every body's path stays as close to a 64-iteration run as the relinearized one does, within
+      25 % of the relinearized 8-iteration error plus 1e-5 m (float32 positions of order 1 m
+      accumulated over 240 steps). Measured: Atwood 2.05 mm against 1.85 mm, moving block 1.99 mm
+      against 1.96 mm, pinholes 1.6 um against 1.0 um, 3D route 9.5 um against 6.6 um;
+    * the tensions agree within 2e-3 (measured 5e-4 to 1.2e-3; the 3D route's 8-iteration tension
+      differs from its motion's by 7e-4, ``test_kept_rows_report_the_tension_the_motion_implies``).
+    """
+    kept, t_kept = _kept_rows_run(device, name, True, 8)
+    fresh, t_fresh = _kept_rows_run(device, name, False, 8)
+    ref, _ = _kept_rows_run(device, name, False, 64)
+    assert not np.array_equal(kept, fresh), "the rows were never kept"
+    err_kept = np.max(np.abs(kept - ref))
+    err_fresh = np.max(np.abs(fresh - ref))
+    assert err_kept <= 1.25 * err_fresh + 1.0e-5, f"{name}: kept {err_kept:.3g} m, relinearized {err_fresh:.3g} m"
+    np.testing.assert_allclose(t_kept, t_fresh, rtol=2.0e-3)
+
+
+def test_kept_rows_report_the_tension_the_motion_implies(device):
+    """The 3D route's weight (1 kg) swings on its cable; its tension must be ``m |a - g|`` with a the
+    weight's acceleration (the cable is the only other force; a from the last three positions, whose
+    float32 rounding at 1.2 m is 0.07 % of g per ulp). At 64 iterations with kept rows the reported
+    tension is within 0.05 % of that (9.0929 N against 9.0978 N); 0.3 % allows four ulps of
+    position noise. Relinearizing every iteration read 9.2815 N against 9.0803 N (+2.2 %): each new
+    linearization found float32 rounding of the route's length (about 6e-8 m) as new stretch, and the
+    multiplier summed it at the row's penalty (5.8e4 N/m), 0.0034 N per iteration (docs/vbd.md)."""
+    path, tension = _kept_rows_run(device, "routing_3d", True, 64)
+    accel = (path[-1, 0] - 2.0 * path[-2, 0] + path[-3, 0]) * 240.0**2
+    implied = np.linalg.norm(accel - np.array([0.0, 0.0, -9.81]))
+    assert tension[-1] == pytest.approx(implied, rel=3.0e-3)
+
+
+@wp.kernel
+def _row_turn_bound_kernel(
+    du: wp.array(dtype=wp.vec3),
+    n: wp.array(dtype=wp.vec3),
+    chord: wp.array(dtype=float),
+    turn: wp.array(dtype=float),
+    out: wp.array(dtype=float),
+):
+    i = wp.tid()
+    out[i] = cable_kernels.row_turn_bound(du[i], n[i], chord[i], turn[i])
+
+
+def _rotate(phi: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotation of v by the rotation vector phi (Rodrigues), float64."""
+    angle = np.linalg.norm(phi)
+    if angle == 0.0:
+        return v
+    k = phi / angle
+    return v * math.cos(angle) + np.cross(k, v) * math.sin(angle) + k * np.dot(k, v) * (1.0 - math.cos(angle))
+
+
+def _angle(a: np.ndarray, b: np.ndarray) -> float:
+    return math.atan2(np.linalg.norm(np.cross(a, b)), np.dot(a, b))
+
+
+def test_row_turn_bound_covers_the_turn_of_direction_and_arms(device):
+    """``cable.row_turn_bound`` (the test behind kept rows) against exact rigid motions in float64: 400
+    random spans (free length 0.2-3 m) whose two end bodies translate by up to 5 cm and turn by up to
+    0.05 rad about their COMs (offsets r up to 0.5 m). The span's direction n must turn by no more
+    than the bound (first-order in the motion; the second-order remainder, ``|r| |phi|^2 / (2 l)``, at
+    most 3e-3 of the bound here, is covered by the rotation term |phi|), and each end's arm ``r x n``
+    (the row's angular gradient) must change by no more than |r| times the bound. The 1e-4 relative
+    slack is float32 rounding of the bound. The bound is also not loose: for pure translations across the span it is
+    within 10 % of the exact turn. A motion along the span by its full length has no bound (1e30)."""
+    rng = np.random.default_rng(7)
+    cases = []
+    for _ in range(400):
+        n = rng.normal(size=3)
+        n /= np.linalg.norm(n)
+        length = rng.uniform(0.2, 3.0)
+        xl = rng.uniform(-1.0, 1.0, size=3)
+        xr = xl + length * n
+        ends = []
+        for x in (xl, xr):
+            com = x - rng.uniform(-0.5, 0.5, size=3) * rng.uniform(0.0, 1.0)
+            v = rng.normal(size=3) * 0.05 / math.sqrt(3.0)
+            phi = rng.normal(size=3) * 0.05 / math.sqrt(3.0)
+            ends.append((x, com, v, phi))
+        cases.append((n, length, ends))
+    du, ns, chord, turn = [], [], [], []
+    for n, length, ends in cases:
+        u = [v + np.cross(phi, x - com) for x, com, v, phi in ends]
+        du.append(u[1] - u[0])
+        ns.append(n)
+        chord.append(length)
+        turn.append(sum(np.linalg.norm(e[3]) for e in ends))
+    # Pure translations across the span (tightness), and one folded span.
+    for n, length, _ in cases[:50]:
+        across = np.cross(n, rng.normal(size=3))
+        du.append(across / np.linalg.norm(across) * 0.01 * length)
+        ns.append(n)
+        chord.append(length)
+        turn.append(0.0)
+    du.append(np.array([0.0, 0.0, -1.0]))
+    ns.append(np.array([0.0, 0.0, 1.0]))
+    chord.append(1.0)
+    turn.append(0.0)
+    arrays = [
+        wp.array(np.array(a, dtype=np.float32), dtype=t, device=device) for a, t in ((du, wp.vec3), (ns, wp.vec3))
+    ]
+    arrays += [wp.array(np.array(a, dtype=np.float32), dtype=float, device=device) for a in (chord, turn)]
+    out = wp.zeros(len(du), dtype=float, device=device)
+    wp.launch(_row_turn_bound_kernel, dim=len(du), inputs=arrays, outputs=[out], device=device)
+    bound = out.numpy().astype(np.float64)
+    for i, (n, _length, ends) in enumerate(cases):
+        moved = [_rotate(phi, x - com) + com + v for x, com, v, phi in ends]
+        n_new = (moved[1] - moved[0]) / np.linalg.norm(moved[1] - moved[0])
+        assert _angle(n, n_new) <= bound[i] * (1.0 + 1.0e-4), f"case {i}: direction"
+        for x, com, _v, phi in ends:
+            r = x - com
+            change = np.linalg.norm(np.cross(_rotate(phi, r), n_new) - np.cross(r, n))
+            assert change <= np.linalg.norm(r) * bound[i] * (1.0 + 1.0e-4) + 1.0e-9, f"case {i}: arm"
+    for j in range(50):
+        i = len(cases) + j
+        exact = math.atan(0.01)
+        assert exact <= bound[i] <= 1.1 * exact, f"translation {j}: bound {bound[i]}, exact {exact}"
+    assert bound[-1] >= 1.0e29
+
+
+def test_kept_rows_option_is_a_bool(device):
+    b = _kept_rows_scene("atwood_roller")
+    b.color()
+    model = b.finalize(device)
+    with pytest.raises(TypeError, match="tendon_keep_rows must be a bool"):
+        SolverVBD(model, tendon_keep_rows=1)
+    assert SolverVBD(model).tendon_keep_rows is True

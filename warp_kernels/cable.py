@@ -128,6 +128,10 @@ instead of (l - L)/c: their stretch is within a few float32 ulps of a metre-scal
 1.2e-7 m, is 0.12 N at 1e-6 m/N and 1e5 N at 1e-12 m/N)."""
 WRAP_TOLERANCE = wp.constant(1.0e-4)
 """Angle [rad] by which a fixed roller's wrap may leave [0, pi] before it is flagged."""
+ROW_KEEP_TURN = wp.constant(2.4e-7)
+"""SolverVBD keeps a tendon's rows for another iteration while no span's gradient can have turned
+by more than this angle [rad] since the linearization: two float32 ulps of a unit vector, the
+rounding of a new linearization (``rows_still_hold``)."""
 GEOMETRIC_STIFFNESS_MIN = wp.constant(1.0e-3)
 """Fraction of a VBD span row's stiffness k below which its geometric stiffness T/l is left out."""
 GEOMETRIC_STIFFNESS_CAP = wp.constant(1.0e8)
@@ -1572,6 +1576,9 @@ class TendonLinearization:
     """Left end point relative to its body's COM [m], world frame, at the linearization."""
     rr: wp.array(dtype=wp.vec3)
     """Right end point relative to its body's COM [m], world frame, at the linearization."""
+    chord: wp.array(dtype=float)
+    """Straight distance [m] between the span's end points at the linearization (its free length:
+    the curvature of the length in the end points' motion is at most 1/chord)."""
     flex: wp.array(dtype=float)
     """1/k [m/N] of a span with a row, its compliance c of one without (``k = 0``)."""
     run_head: wp.array(dtype=wp.int32)
@@ -1804,11 +1811,16 @@ def relax_tendon_vbd(
                 w = inv_inertia_quadratic(body_q[br], bodies.inv_inertia[br], ang)
         else:
             if moving_l:
-                arm_l = wp.cross(xl - wp.transform_point(body_q[bl], bodies.com[bl]), n)
+                rel_l = xl - wp.transform_point(body_q[bl], bodies.com[bl])
+                lin.rl[s] = rel_l
+                arm_l = wp.cross(rel_l, n)
                 w = w + (bodies.inv_mass[bl] + inv_inertia_quadratic(body_q[bl], bodies.inv_inertia[bl], arm_l))
             if moving_r:
-                arm_r = wp.cross(xr - wp.transform_point(body_q[br], bodies.com[br]), n)
+                rel_r = xr - wp.transform_point(body_q[br], bodies.com[br])
+                lin.rr[s] = rel_r
+                arm_r = wp.cross(rel_r, n)
                 w = w + (bodies.inv_mass[br] + inv_inertia_quadratic(body_q[br], bodies.inv_inertia[br], arm_r))
+        lin.chord[s] = dl
         geo.length[s] = length
         geo.w[s] = w
         comp = predict_span(tm, s, bypass, length - rest[s], w, dt, work)
@@ -2066,6 +2078,128 @@ def update_span_duals(
         update_tendon_span_duals(tm, t, dt, lin, lam_hat, lam_felt)
 
 
+@wp.func
+def row_turn_bound(du: wp.vec3, n: wp.vec3, chord: float, turn: float):
+    """Bound [rad] on how far a span row's gradient has turned since its linearization
+    (``rows_still_hold``): du [m] the right end's first-order motion relative to the left one's, n the
+    unit direction from left to right at the linearization, chord [m] the free length l there, and
+    turn [rad] the summed rotation angles of the two end bodies. The direction turns by at most
+    ``|du_perp| / (l - |du_par|)`` (du split along n and across it), and an end's arm ``r x n`` by
+    that plus its body's rotation, relative to |r|. Returns 1e30 when ``|du_par| >= l`` (the span
+    may have folded)."""
+    along = wp.dot(du, n)
+    shortest = chord - wp.abs(along)
+    if shortest <= 0.0:
+        return 1.0e30
+    return wp.length(du - along * n) / shortest + turn
+
+
+@wp.func
+def rows_still_hold(
+    tm: TendonModel,
+    bodies: BodyModel,
+    t: int,
+    active: wp.array(dtype=wp.int32),
+    rest: wp.array(dtype=float),
+    work: TendonWork,
+    lin: TendonLinearization,
+):
+    """Whether tendon t's rows from the last linearization are as good as new ones at the current
+    pose, so that ``linearize_tendon`` may keep them (``keep`` != 0) and take only the dual step.
+
+    A row models its span's length as linear in the end bodies' motion d since the linearization,
+    ``C = c0 + J . d``, and pulls along the fixed gradient J. A new linearization would change J
+    as far as the span's direction and its ends' arms have turned. An end point moves by
+    ``u = v + phi x r`` to first order (v the COM translation, phi the rotation vector, r the
+    point's offset from the COM); with du the two ends' relative motion, the direction turns by at
+    most ``|du_perp| / (l - |du_par|)`` (l the free length, ``chord``), and an arm ``r x n`` by |r|
+    times that plus |phi| (``row_turn_bound``). A span wrapping a roller turns alike in its free end: the
+    tangent point slides to where the wrapped length is stationary. When every span's bound is
+    within ``ROW_KEEP_TURN`` (two float32 ulps of a unit vector), a new row would differ from the
+    kept one by rounding alone: its force direction by that angle, and its length model by the
+    second-order terms, ``l`` times the angle squared.
+
+    Rows are kept only where the relaxation between iterations would not change them: no guide
+    with friction (a capstan guide's slip is re-read each relaxation), no force winch (it reels
+    against the run's tension), no span without a row that a moving body holds on one end (a
+    zero-length span, e.g. a bead on an end stop, gains a row once it opens), no span that left its
+    run at the rest-length floor, and no span whose material is within the tendon's summed length
+    change ``sum |J . d|`` of the floor (the most the relaxation could move out of it: near an end
+    stop the run rows change shape). A frictionless run
+    row's tension does not depend on how its material is shared among its spans (a metre moved
+    between two members changes the sum ``f T`` by ``f (k + d/dt)`` - the same - per metre), so the
+    relaxation that the kept iteration skips moves nothing the rows read; the solver relinearizes
+    fully in the step's last iteration, which leaves the material shared as before."""
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    holds = int(1)
+    if is_force_winch(tm, g0) or is_force_winch(tm, g1 - 1):
+        holds = 0
+    for g in range(g0 + 1, g1 - 1):
+        if tm.guide_mu[g] != 0.0:
+            holds = 0
+    if holds == 0:
+        return False
+    room = float(1.0e30)
+    moved = float(0.0)
+    for g in range(g0 + 1, g1):
+        s = seg_index(t, g)
+        if active[g] == 0:
+            continue
+        room = wp.min(room, rest[s] - REST_LENGTH_FLOOR)
+        if work.run_skip[s] != 0:
+            holds = 0
+        if lin.k[s] <= 0.0:
+            gl = left_guide(g, active)
+            bl = tm.guide_body[gl]
+            br = tm.guide_body[g]
+            if bl != br and (is_moving_body(bodies, bl) or is_moving_body(bodies, br)):
+                holds = 0
+            continue
+        du = wp.vec3()
+        turn = float(0.0)
+        n = wp.vec3()
+        bl = lin.bl[s]
+        br = lin.br[s]
+        if br >= 0:
+            d = lin.body_delta[br] - lin.dr[s]
+            phi = wp.spatial_bottom(d)
+            du = wp.spatial_top(d) + wp.cross(phi, lin.rr[s])
+            turn = wp.length(phi)
+            n = wp.spatial_top(lin.jr[s])
+        if bl >= 0:
+            d = lin.body_delta[bl] - lin.dl[s]
+            phi = wp.spatial_bottom(d)
+            du = du - wp.spatial_top(d) - wp.cross(phi, lin.rl[s])
+            turn = turn + wp.length(phi)
+            n = -wp.spatial_top(lin.jl[s])
+        moved = moved + wp.abs(wp.dot(du, n))
+        if row_turn_bound(du, n, lin.chord[s], turn) > ROW_KEEP_TURN:
+            holds = 0
+    return holds != 0 and room > moved
+
+
+@wp.func(inline=True)
+def keep_tendon_rows(tm: TendonModel, t: int, active: wp.array(dtype=wp.int32), lin: TendonLinearization):
+    """After the dual step on kept rows (``rows_still_hold``): the bookkeeping a linearization
+    does after its dual step, on the kept rows. A span without a row keeps no multiplier, and each
+    run row's ``run_base`` takes its members' new multipliers (``add_row_base``, in member order)."""
+    for g in range(tm.start[t] + 1, tm.start[t + 1]):
+        s = seg_index(t, g)
+        if active[g] != 0 and lin.k[s] <= 0.0:
+            lin.lam[s] = 0.0
+    for g in range(tm.start[t] + 1, tm.start[t + 1]):
+        s = seg_index(t, g)
+        if active[g] == 0 or lin.run_head[s] != s or lin.run_next[s] < 0:
+            continue
+        base = float(0.0)
+        m = s
+        while m >= 0:
+            base = add_row_base(lin, m, base)
+            m = lin.run_next[m]
+        lin.run_base[s] = base
+
+
 @wp.func(inline=True)
 def linearize_tendon(
     tm: TendonModel,
@@ -2074,6 +2208,7 @@ def linearize_tendon(
     penalty: float,
     k_max: float,
     first: int,
+    keep: int,
     max_sweeps: int,
     settle_tol: float,
     dt: float,
@@ -2092,6 +2227,10 @@ def linearize_tendon(
             lin.lam[s] = lam_in[s]
     else:
         update_tendon_span_duals(tm, t, dt, lin, work.lam_hat, work.lam)
+        if keep != 0:
+            if rows_still_hold(tm, bodies, t, hist.active, hist.rest, work, lin):
+                keep_tendon_rows(tm, t, hist.active, lin)
+                return
     relax_tendon_vbd(tm, bodies, t, 1 - first, penalty, k_max, max_sweeps, settle_tol, dt, body_q, hist, work, geo, lin)
     # The rows' stretch at this pose, after the material moved (their other terms came with the geometry).
     active = hist.active
@@ -2240,15 +2379,7 @@ def linearize_tendon(
                 tension = chain_tension(lin, head)
             else:
                 tension = lin.run_base[head] / lin.run_flex[head]  # no motion since the linearization
-        kg = geometric_stiffness(lin, s, tension, geo.length[s])
-        lin.kg[s] = kg
-        if kg > 0.0:
-            bl = lin.bl[s]
-            br = lin.br[s]
-            if bl >= 0:
-                lin.rl[s] = work.xl[s] - wp.transform_point(body_q[bl], bodies.com[bl])
-            if br >= 0:
-                lin.rr[s] = work.xr[s] - wp.transform_point(body_q[br], bodies.com[br])
+        lin.kg[s] = geometric_stiffness(lin, s, tension, geo.length[s])
 
 
 @wp.kernel(module=VBD_MODULE)
@@ -2260,6 +2391,7 @@ def linearize_tendons(
     penalty: float,
     k_max: float,
     first: int,
+    keep: int,
     max_sweeps: int,
     settle_tol: float,
     dt: float,
@@ -2289,7 +2421,7 @@ def linearize_tendons(
     work = contiguous_work(work)
     for t in range(t0, wp.min(t0 + chunk, tendon_count)):
         linearize_tendon(
-            tm, bodies, t, penalty, k_max, first, max_sweeps, settle_tol, dt, body_q, lam_in, hist, work, geo, lin
+            tm, bodies, t, penalty, k_max, first, keep, max_sweeps, settle_tol, dt, body_q, lam_in, hist, work, geo, lin
         )
 
 

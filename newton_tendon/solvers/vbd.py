@@ -83,9 +83,16 @@ class SolverVBD(SolverBase):
         tendon_max_sweeps: int = 256,
         tendon_settle_tol: float = 1.0e-3,
         tendon_activation_tol: float = 2.0e-3,
+        tendon_keep_rows: bool = True,
     ):
         super().__init__(model)
         self.iterations = self._check_iterations(iterations)
+        if not isinstance(tendon_keep_rows, (bool, np.bool_)):
+            raise TypeError(f"SolverVBD: tendon_keep_rows must be a bool, got {type(tendon_keep_rows).__name__}")
+        self.tendon_keep_rows = bool(tendon_keep_rows)
+        """Keep a tendon's span rows between iterations while relinearizing them could change them
+        by rounding alone (``cable.rows_still_hold``; docs/vbd.md, *Kept rows*). Off: every iteration
+        relinearizes every tendon (read at each ``step``, so it may be switched between steps)."""
         params = vbd_kernels.PenaltyParams()
         params.rho_min = _positive("penalty_min", penalty_min)
         params.rho_max = _positive("penalty_max", penalty_max, lo=params.rho_min, closed_lo=True)
@@ -137,6 +144,7 @@ class SolverVBD(SolverBase):
         lin.kg = wp.zeros(ns, dtype=float, device=dev)
         lin.rl = wp.zeros(ns, dtype=wp.vec3, device=dev)
         lin.rr = wp.zeros(ns, dtype=wp.vec3, device=dev)
+        lin.chord = wp.zeros(ns, dtype=float, device=dev)
         lin.flex = wp.zeros(ns, dtype=float, device=dev)
         lin.run_head = wp.array(np.arange(ns, dtype=np.int32), dtype=wp.int32, device=dev)
         lin.run_next = wp.full(ns, -1, dtype=wp.int32, device=dev)
@@ -246,6 +254,7 @@ class SolverVBD(SolverBase):
                         self._params.rho_min,
                         1.0 / TENDON_COMPLIANCE_FLOOR,
                         int(it == 0),
+                        int(self.tendon_keep_rows and 0 < it < self.iterations - 1),
                         self.tendon_max_sweeps,
                         self.tendon_settle_tol,
                         dt,
