@@ -1664,6 +1664,20 @@ def refresh_moving_guide_frames(
 
 
 @wp.func
+def reads_run_level(tm: TendonModel, t: int):
+    """Whether anything in the material relaxation of tendon t reads a run's tension level rather
+    than the differences between its members: a guide with friction (the capstan comparison) or a
+    force winch (it reels against the run's tension)."""
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+    level = is_force_winch(tm, g0) or is_force_winch(tm, g1 - 1)
+    for g in range(g0 + 1, g1 - 1):
+        if tm.guide_mu[g] != 0.0:
+            level = True
+    return level
+
+
+@wp.func
 def exerted_tension_predictions(
     tm: TendonModel, t: int, active: wp.array(dtype=wp.int32), work: TendonWork, lin: TendonLinearization
 ):
@@ -1696,16 +1710,10 @@ def exerted_tension_predictions(
     The rows are the last linearization's run rows (``lin.run_head``/``run_next``, rebuilt by
     ``linearize_tendon`` after this pass); ``lin.k`` already holds this iteration's value, which
     differs from the last one only for a span whose length crossed 1e-9 m."""
+    if not reads_run_level(tm, t):
+        return
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
-    level_read = int(0)
-    if is_force_winch(tm, g0) or is_force_winch(tm, g1 - 1):
-        level_read = 1
-    for g in range(g0 + 1, g1 - 1):
-        if tm.guide_mu[g] != 0.0:
-            level_read = 1
-    if level_read == 0:
-        return
     lam = work.lam
     lam_hat = work.lam_hat
     stiff = work.stiff
@@ -2141,16 +2149,11 @@ def rows_still_hold(
     between two members changes the sum ``f T`` by ``f (k + d/dt)`` - the same - per metre), so the
     relaxation that the kept iteration skips moves nothing the rows read; the solver relinearizes
     fully in the step's last iteration, which leaves the material shared as before."""
+    if reads_run_level(tm, t):
+        return False
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
     holds = int(1)
-    if is_force_winch(tm, g0) or is_force_winch(tm, g1 - 1):
-        holds = 0
-    for g in range(g0 + 1, g1 - 1):
-        if tm.guide_mu[g] != 0.0:
-            holds = 0
-    if holds == 0:
-        return False
     room = float(1.0e30)
     moved = float(0.0)
     for g in range(g0 + 1, g1):
