@@ -92,7 +92,8 @@ class SolverVBD(SolverBase):
         self.tendon_keep_rows = bool(tendon_keep_rows)
         """Keep a tendon's span rows between iterations while relinearizing them could change them
         by rounding alone (``cable.rows_still_hold``; docs/vbd.md, *Kept rows*). Off: every iteration
-        relinearizes every tendon (read at each ``step``, so it may be switched between steps)."""
+        relinearizes every tendon. Read by each ``step`` call; a captured graph keeps the value it was
+        captured with."""
         params = vbd_kernels.PenaltyParams()
         params.rho_min = _positive("penalty_min", penalty_min)
         params.rho_max = _positive("penalty_max", penalty_max, lo=params.rho_min, closed_lo=True)
