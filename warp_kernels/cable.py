@@ -2163,12 +2163,14 @@ def rows_still_hold(
         room = wp.min(room, rest[s] - REST_LENGTH_FLOOR)
         if work.run_skip[s] != 0:
             holds = 0
+            break
         if lin.k[s] <= 0.0:
             gl = left_guide(g, active)
             bl = tm.guide_body[gl]
             br = tm.guide_body[g]
             if bl != br and (is_moving_body(bodies, bl) or is_moving_body(bodies, br)):
                 holds = 0
+                break
             continue
         du = wp.vec3()
         turn = float(0.0)
@@ -2190,18 +2192,17 @@ def rows_still_hold(
         moved = moved + wp.abs(wp.dot(du, n))
         if row_turn_bound(du, n, lin.chord[s], turn) > ROW_KEEP_TURN:
             holds = 0
+            break
     return holds != 0 and room > moved
 
 
 @wp.func(inline=True)
 def keep_tendon_rows(tm: TendonModel, t: int, active: wp.array(dtype=wp.int32), lin: TendonLinearization):
     """After the dual step on kept rows (``rows_still_hold``): the bookkeeping a linearization
-    does after its dual step, on the kept rows. A span without a row keeps no multiplier, and each
-    run row's ``run_base`` takes its members' new multipliers (``add_row_base``, in member order)."""
-    for g in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, g)
-        if active[g] != 0 and lin.k[s] <= 0.0:
-            lin.lam[s] = 0.0
+    does after its dual step, on the kept rows. Each run row's ``run_base`` takes its members' new
+    multipliers (``add_row_base``, in member order), except that a member without a row keeps none
+    (the dual step gave every member of a run row the run's tension). Spans that are rows of their
+    own need nothing: the dual step left a span without a row untouched."""
     for g in range(tm.start[t] + 1, tm.start[t + 1]):
         s = seg_index(t, g)
         if active[g] == 0 or lin.run_head[s] != s or lin.run_next[s] < 0:
@@ -2209,6 +2210,8 @@ def keep_tendon_rows(tm: TendonModel, t: int, active: wp.array(dtype=wp.int32), 
         base = float(0.0)
         m = s
         while m >= 0:
+            if lin.k[m] <= 0.0:
+                lin.lam[m] = 0.0
             base = add_row_base(lin, m, base)
             m = lin.run_next[m]
         lin.run_base[s] = base
