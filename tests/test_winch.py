@@ -605,10 +605,10 @@ REEL = 0.3  # [m], reeled in or paid out over 1 s
 REEL_STEPS = 240
 # The load's height is set by the cable's length alone: the inextensible spans hold it exactly and
 # the compliant load span (1e-6 m/N) stretches 1e-5 m under 9.81 N. A stalled winch leaves it
-# 0.3 m off; 0.3 mm is 1e-3 of the reeled length (measured at most 1e-5 m).
+# 0.3 m off; 0.3 mm is 1e-3 of the reeled length (measured at most 7e-8 m).
 RISE_TOL = 3.0e-4
 # The sweeps stop once the largest tension change is below tendon_settle_tol = 1e-3 of the largest
-# tension; a ratio of two such tensions is good to about twice that (measured: 1e-7 XPBD, 2.5e-4 VBD).
+# tension; a ratio of two such tensions is good to about twice that (measured: 1.7e-7 XPBD, 2.4e-4 VBD).
 RATIO_TOL = 2.0e-3
 # Material is a float32 sum of rest lengths (about 2 m of cable: 1e-6 relative, as above).
 CABLE_TOL = 2.0e-5

@@ -49,7 +49,10 @@ over a tendon's guides repeat until the largest tension change is below ``settle
 largest tension, or ``max_sweeps``. Spans joined by frictionless guides (``exp(mu theta) = 1``) form
 a *run* that is solved exactly in one pass (one common tension), so material flows freely even
 through an inextensible span between immovable guides; the sweeps then only handle guides with
-friction, moving material between whole runs.
+friction, moving material between whole runs. A *rigid* run (no member can stretch or be moved
+apart) has no usable prediction (a float32 stretch over ``DENOM_FLOOR``): its members share its
+stretch in 3a (``share_rigid_run``), and at a frictional guide it takes or gives exactly its stretch
+(``rigid_transfer``), reading e times the other side's tension while cable slips into it.
 
 Chunks
 ------
