@@ -588,3 +588,88 @@ def test_force_winch_flag_round_trips(tmp_path):
     loaded = nt.ModelBuilder()
     loaded.add_usd(usd_path)
     np.testing.assert_array_equal(loaded.finalize("cpu").tendon_guide_flags.numpy(), flags)
+
+
+# ----------------------------------------------------------------------------------------------
+# A length winch behind a frictional guide over an inextensible span (issue 24, defect 3)
+#
+# Model (docs/cables.md, "Winches" and "Capstan sweeps"): the span between a world winch and a world
+# pinhole is a rigid run (no end of it can move, compliance 0). The winch changes its material; the
+# cable that then crosses the pinhole is what fits the run to its length, so the load moves by the
+# reeled length. While it slips, the capstan bound is an equality with the tight side on the side the
+# cable moves towards: reeling in, T_winch = e T_load; paying out, T_load = e T_winch, with
+# e = exp(mu theta) = exp(0.3 pi/2) = 1.602 for the pinhole's right-angle bend.
+
+CAPSTAN_E = float(np.exp(0.3 * np.pi / 2.0))
+REEL = 0.3  # [m], reeled in or paid out over 1 s
+REEL_STEPS = 240
+# The load's height is set by the cable's length alone: the inextensible spans hold it exactly and
+# the issue's compliant load span (1e-6 m/N) stretches 1e-5 m under 9.81 N. A stalled winch leaves it
+# 0.3 m off; 0.3 mm is 1e-3 of the reeled length (measured at most 7e-8 m).
+RISE_TOL = 3.0e-4
+# The sweeps stop once the largest tension change is below tendon_settle_tol = 1e-3 of the largest
+# tension; a ratio of two such tensions is good to about twice that (measured: 1.7e-7 XPBD, 2.4e-4 VBD).
+RATIO_TOL = 2.0e-3
+# Material is a float32 sum of rest lengths (about 2 m of cable: 1e-6 relative, as above).
+CABLE_TOL = 2.0e-5
+
+
+def _pinhole_winch_scene(route: str) -> tuple[nt.ModelBuilder, int, int, list[int]]:
+    """A world winch 1 m left of a world pinhole (mu 0.3, bend pi/2) with a 1 kg load hanging 1 m below
+    it, as docs/cables.md writes it (default compliance 0 everywhere). ``route``: "issue" gives the
+    load span 1e-6 m/N (the issue's scene); "winch_last" walks the route from the load to the winch;
+    "two_guides" adds a frictionless world pinhole halfway between winch and pinhole, so the rigid
+    run has two spans. Returns (builder, load, winch guide, spans of the rigid run)."""
+    b = nt.ModelBuilder()
+    load = b.add_body(xform=(0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=MASS, inertia=np.eye(3) * 1e-2)
+    pinhole = nt.TendonGuide(body=-1, guide_type=nt.TendonGuideType.PINHOLE, offset=(0.0, 0.0, 2.0), mu=0.3)
+    if route == "winch_last":
+        winch = nt.TendonGuide(body=-1, offset=(-1.0, 0.0, 2.0), winch=True)
+        b.add_tendon([nt.TendonGuide(body=load), pinhole, winch])
+        return b, load, 2, [1]
+    guides = [nt.TendonGuide(body=-1, offset=(-1.0, 0.0, 2.0), winch=True)]
+    if route == "two_guides":
+        guides.append(nt.TendonGuide(body=-1, guide_type=nt.TendonGuideType.PINHOLE, offset=(-0.5, 0.0, 2.0)))
+    guides += [pinhole, nt.TendonGuide(body=load, compliance=1e-6 if route == "issue" else 0.0)]
+    b.add_tendon(guides)
+    return b, load, 0, list(range(len(guides) - 2))
+
+
+@pytest.mark.parametrize("route", ["defaults", "issue", "winch_last", "two_guides"])
+@pytest.mark.parametrize("direction", [-1.0, 1.0], ids=["reel_in", "pay_out"])
+def test_length_winch_through_frictional_pinhole_over_rigid_span(device, solver, route, direction):
+    """Reel in (or pay out) 0.3 m over 1 s through the frictional pinhole: the load rises (lowers) by
+    0.3 m, the tight side carries e times the slack side while the cable slips (reeling in: the
+    winch's side; paying out: the load's), the material changes by exactly what the winch paid out,
+    and the rigid run is taut (its spans' material equals their length). On 72040d5 the load stayed
+    at z = 1.000 and the winch's side read 6.12 N against 9.81 N (T/e) on both solvers."""
+    b, load, g_winch, rigid = _pinhole_winch_scene(route)
+    sim = Sim(b, device, contacts=False, solver=solver)
+    n_guides = sim.model.tendon_guide_count
+    load_span = 0 if route == "winch_last" else n_guides - 2
+    winch_span = n_guides - 2 if route == "winch_last" else 0
+    sim.step(DT, 60)
+    z0 = sim.body_q()[load, 2]
+    cable0 = sim.solver.tendon_total_cable.numpy()[0]
+    cmd = np.zeros(n_guides, np.float32)
+    ratios = []
+    for i in range(REEL_STEPS):
+        cmd[g_winch] = direction * REEL * (i + 1) / REEL_STEPS
+        sim.control.tendon_guide_winch_length.assign(cmd)
+        sim.step(DT)
+        if i >= 24:
+            # From 0.1 s on: paying out at once at 0.3 m/s leaves the cable slack until the falling
+            # load catches up with it (0.06 s); reeling in slips from the first step.
+            tension = sim.solver.tendon_segment_material_tension.numpy().astype(np.float64)
+            tight, slack = (winch_span, load_span) if direction < 0 else (load_span, winch_span)
+            ratios.append(tension[tight] / tension[slack])
+    sim.step(DT, 60)
+    q = sim.body_q()
+    assert np.all(np.isfinite(q))
+    assert q[load, 2] - z0 == pytest.approx(-direction * REEL, abs=RISE_TOL)
+    np.testing.assert_allclose(ratios, CAPSTAN_E, rtol=RATIO_TOL)
+    paid = float(sim.state_0.tendon_guide_winch_paid.numpy()[g_winch])
+    assert paid == pytest.approx(direction * REEL, rel=1e-6)
+    assert sim.solver.tendon_total_cable.numpy()[0] - cable0 == pytest.approx(paid, abs=CABLE_TOL)
+    rest = sim.state_0.tendon_segment_rest_length.numpy()
+    np.testing.assert_allclose(rest[rigid], [0.5, 0.5] if route == "two_guides" else [1.0], atol=CABLE_TOL)

@@ -49,7 +49,10 @@ over a tendon's guides repeat until the largest tension change is below ``settle
 largest tension, or ``max_sweeps``. Spans joined by frictionless guides (``exp(mu theta) = 1``) form
 a *run* that is solved exactly in one pass (one common tension), so material flows freely even
 through an inextensible span between immovable guides; the sweeps then only handle guides with
-friction, moving material between whole runs.
+friction, moving material between whole runs. A *rigid* run (no member can stretch or be moved
+apart) has no usable prediction (a float32 stretch over ``DENOM_FLOOR``): its members share its
+stretch in 3a (``share_rigid_run``), and at a frictional guide it takes or gives exactly its stretch
+(``rigid_transfer``), reading e times the other side's tension while cable slips into it.
 
 Chunks
 ------
@@ -113,6 +116,11 @@ DENOM_FLOOR = wp.constant(1.0e-10)
 """Floor of a row's (1 + gamma) w + alpha, for inextensible spans between immovable ends."""
 RIGID_FLEX = wp.constant(1.0e-8)
 """A run whose summed 1/k is below this is rigid: it passes material through without stretching."""
+RIGID_STRETCH_ROUNDING = wp.constant(1.0e-6)
+"""A rigid run whose stretch ``sum (l - L)`` is within this fraction of its length (about 8 float32
+ulps) is taut: the rounding left once its material has been made to fit its length. A rigid run
+counts as having slipped cable in (or out) across its frictional guide once more than this much
+material entered (or left) it within the step."""
 CAPSTAN_EXPONENT_MAX = wp.constant(60.0)
 """exp(mu theta) is capped at exp(60): beyond that the guide never slips in float32 anyway."""
 FOLD_ROUNDING = wp.constant(3.2e-6)
@@ -166,6 +174,7 @@ class TendonWork:
     points and wrap flags that double as diagnostics."""
 
     stretch0: wp.array(dtype=float)
+    rest0: wp.array(dtype=float)
     lam: wp.array(dtype=float)
     lam_hat: wp.array(dtype=float)
     stiff: wp.array(dtype=float)
@@ -363,6 +372,92 @@ def capstan_transfer(la: float, lb: float, ka: float, kb: float, e: float):
     if tb > e * ta:
         return -tight_transfer(lb, la, kb, ka, e)
     return 0.0
+
+
+@wp.func
+def rigid_run_stretch(
+    t: int,
+    first: int,
+    tm: TendonModel,
+    active: wp.array(dtype=wp.int32),
+    rest: wp.array(dtype=float),
+    work: TendonWork,
+    geo: TendonGeometry,
+):
+    """(stretch, moved, tol) of the rigid run whose first span is ``first`` (no end of it can move,
+    so its members' lengths ``geo.length`` are fixed within the step): its stretch ``sum (l - L)``
+    [m], the material [m] that entered it since the step start (after the winches,
+    ``work.rest0``), and the stretch below which it is taut (``RIGID_STRETCH_ROUNDING`` of its
+    length) [m]."""
+    stretch = float(0.0)
+    moved = float(0.0)
+    length = float(0.0)
+    for h in range(tm.start[t] + 1, tm.start[t + 1]):
+        s = seg_index(t, h)
+        if active[h] != 0 and work.run_skip[s] == 0 and work.run_first[s] == first:
+            stretch = stretch + (geo.length[s] - rest[s])
+            moved = moved + (rest[s] - work.rest0[s])
+            length = length + wp.max(geo.length[s], rest[s])
+    return stretch, moved, RIGID_STRETCH_ROUNDING * length
+
+
+@wp.func
+def rigid_transfer(stretch: float, lf: float, kf: float, tol: float):
+    """Material [m] a rigid run of stretch ``stretch`` [m] takes across a frictional guide from the
+    run on the other side (predicted multiplier ``lf`` [N s^2], ``kf`` its change per metre taken
+    from it; 0 for a force winch's drum, which pays out whatever is taken).
+
+    The rigid run cannot stretch and nothing can shorten it, so what crosses the guide is set by
+    its length, not by a balance of tensions: a stretched run (the winch next to it reeled in)
+    takes its whole stretch, whatever the tension (the guide slips towards it, whose tension is
+    then the tight one); a slack run (the winch paid out) gives its slack, but no more than the
+    other side can take before it goes slack itself (lf / kf). Within ``tol`` of taut it holds:
+    the guide sticks, and the tension of the rigid run is any value within the capstan bound."""
+    if stretch > tol:
+        return stretch
+    if stretch < -tol and lf > 0.0:
+        if kf > 0.0:
+            return -wp.min(-stretch, lf / kf)
+        return stretch
+    return 0.0
+
+
+@wp.func
+def share_rigid_run(
+    t: int,
+    first: int,
+    tm: TendonModel,
+    active: wp.array(dtype=wp.int32),
+    hist: TendonHistory,
+    work: TendonWork,
+    geo: TendonGeometry,
+):
+    """3a for a rigid run of several spans (joined by frictionless guides; no end can move): its
+    members share its stretch in proportion to their flexibility ``1/work.stiff``, so a winch that
+    reels in one member takes cable through the frictionless guides from the others (which a tension
+    rule cannot do: ``lam_hat`` of a rigid member is a float32 stretch over the denominator floor).
+    The transfer is scaled down so that no member drops below the rest-length floor (the run's
+    material is conserved exactly), and skipped while every member is within rounding of its share."""
+    stretch, moved, tol = rigid_run_stretch(t, first, tm, active, hist.rest, work, geo)
+    flex = work.run_flex[first]
+    spread = float(0.0)
+    scale = float(1.0)
+    for h in range(tm.start[t] + 1, tm.start[t + 1]):
+        s = seg_index(t, h)
+        if active[h] == 0 or work.run_first[s] != first:
+            continue
+        dl = (geo.length[s] - hist.rest[s]) - stretch * (1.0 / work.stiff[s]) / flex
+        spread = wp.max(spread, wp.abs(dl))
+        if dl < 0.0 and hist.rest[s] + dl < REST_LENGTH_FLOOR:
+            scale = wp.min(scale, wp.max((REST_LENGTH_FLOOR - hist.rest[s]) / dl, 0.0))
+    if spread <= tol:
+        return
+    for h in range(tm.start[t] + 1, tm.start[t + 1]):
+        s = seg_index(t, h)
+        if active[h] == 0 or work.run_first[s] != first:
+            continue
+        dl = (geo.length[s] - hist.rest[s]) - stretch * (1.0 / work.stiff[s]) / flex
+        add_material(hist, s, scale * dl)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -690,6 +785,7 @@ def begin_tendon_step(
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
         stretch0[s] = 0.0
+        work.rest0[s] = rest[s]  # what a rigid run's material is measured against (``rigid_run_stretch``)
         if active[g] != 0:
             gl = left_guide(g, active)
             if world_span(tm, gl, g):
@@ -1050,8 +1146,12 @@ def relax_material(
         if run_skip[s] != 0:
             continue
         if run_flex[first] <= RIGID_FLEX:
-            # No end of the run can move: its tension is statically indeterminate. It keeps its
-            # material and reports no tension unless a frictional neighbour or a drum sets one.
+            # No end of the run can move. Its members share its stretch (``share_rigid_run``; a drum's
+            # run pays out or takes up at the drum instead); what crosses a frictional guide next to
+            # it is its stretch (``rigid_transfer``, 3b). Its tension is statically indeterminate:
+            # none unless a frictional neighbour (3b) or a drum sets one.
+            if first == s and run_end[s] != g and first != w_run:
+                share_rigid_run(t, s, tm, active, hist, work, geo)
             lam_hat[s] = 0.0
             if first == w_run:
                 lam_hat[s] = w_target
@@ -1105,7 +1205,29 @@ def relax_material(
                     ka = 0.0
                 if fb == w_run:
                     kb = 0.0
-                delta = capstan_transfer(lam_a, lam_b, ka, kb, e_total)
+                # A rigid run on one side (an end run: inextensible spans between the route's end and
+                # this guide, none of whose ends can move, e.g. a world winch and a world pinhole)
+                # takes or gives exactly what fits it to its length (``rigid_transfer``). Its
+                # predicted multiplier is a float32 stretch over the denominator floor, useless for
+                # a balance of tensions: read as 0 (3a), it took only that float's worth of cable
+                # (1e-10 m), so a winch reeling in behind a frictional pinhole moved nothing.
+                rigid = int(-1)
+                if run_flex[fa] <= RIGID_FLEX and fa != w_run and not (run_flex[fb] <= RIGID_FLEX and fb != w_run):
+                    rigid = fa
+                elif run_flex[fb] <= RIGID_FLEX and fb != w_run and not (run_flex[fa] <= RIGID_FLEX and fa != w_run):
+                    rigid = fb
+                r_stretch = float(0.0)
+                r_moved = float(0.0)
+                r_tol = float(0.0)
+                delta = float(0.0)
+                if rigid >= 0:
+                    r_stretch, r_moved, r_tol = rigid_run_stretch(t, rigid, tm, active, rest, work, geo)
+                    if rigid == fa:
+                        delta = rigid_transfer(r_stretch, lam_b, kb, r_tol)
+                    else:
+                        delta = -rigid_transfer(r_stretch, lam_a, ka, r_tol)
+                else:
+                    delta = capstan_transfer(lam_a, lam_b, ka, kb, e_total)
                 scale = wp.max(scale, wp.max(lam_a, lam_b))
                 # The run that gives the material: b for delta > 0, a for delta < 0 (a drum gives
                 # from the drum, not from its run's members). A member of it already at the
@@ -1137,6 +1259,11 @@ def relax_material(
                             give_flex = give_flex + 1.0 / stiff[s]
                     if floored == 0 or rest[near] <= REST_LENGTH_FLOOR or give_flex <= 0.0:
                         give_flex = 0.0
+                    elif rigid >= 0:
+                        if give != rigid and rigid == fa:
+                            delta = rigid_transfer(r_stretch, lam_b, 1.0 / give_flex, r_tol)
+                        elif give != rigid:
+                            delta = -rigid_transfer(r_stretch, lam_a, 1.0 / give_flex, r_tol)
                     elif give == fb:
                         delta = capstan_transfer(lam_a, lam_b, ka, 1.0 / give_flex, e_total)
                     else:
@@ -1183,8 +1310,29 @@ def relax_material(
                         if share != 0.0:
                             dl = share / stiff[s]
                             add_material(hist, s, dl)
-                            lam_hat[s] = lam_hat[s] - stiff[s] * dl
-                            change = wp.max(change, wp.abs(stiff[s] * dl))
+                            if run_first[s] != rigid:  # the rigid run's tension is set below
+                                lam_hat[s] = lam_hat[s] - stiff[s] * dl
+                                change = wp.max(change, wp.abs(stiff[s] * dl))
+                if rigid >= 0:
+                    # The rigid run's tension: the guide has slipped towards it this step (material
+                    # entered it: a winch reeling in) -> it is the tight side, e T; otherwise (it gave
+                    # cable, or the guide sticks, when any tension in [T/e, T e] holds) the least
+                    # admissible, T/e, as for the rigid runs in between below.
+                    t_other = float(0.0)
+                    moved_in = r_moved + delta
+                    if rigid == fa:
+                        t_other = wp.max(lam_hat[fb], 0.0)
+                    else:
+                        t_other = wp.max(lam_hat[a], 0.0)
+                        moved_in = r_moved - delta
+                    tension = t_other / e_total
+                    if moved_in > r_tol:
+                        tension = t_other * e_total
+                    for h in range(g0 + 1, g1):
+                        s = seg_index(t, h)
+                        if active[h] != 0 and run_skip[s] == 0 and run_first[s] == rigid:
+                            change = wp.max(change, wp.abs(tension - lam_hat[s]))
+                            lam_hat[s] = tension
                 # Rigid runs in between carry the least tension admissible for both neighbours,
                 # max(T_a/E_l, T_b/E_r) (statically indeterminate while both guides stick; exact once
                 # one side slips, when the interval [max(T/E), min(T E)] shrinks to a point).
@@ -1631,6 +1779,7 @@ def contiguous_work(work: TendonWork):
     """``work`` with every array a contiguous view (fields added later keep their original arrays)."""
     out = work
     out.stretch0 = contiguous(work.stretch0)
+    out.rest0 = contiguous(work.rest0)
     out.lam = contiguous(work.lam)
     out.lam_hat = contiguous(work.lam_hat)
     out.stiff = contiguous(work.stiff)

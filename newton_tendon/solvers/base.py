@@ -274,6 +274,7 @@ class SolverBase:
         """Winch commands used when ``step`` gets no control (nothing paid out)."""
         work = cable_kernels.TendonWork()
         work.stretch0 = wp.zeros(ns, dtype=float, device=dev)
+        work.rest0 = wp.zeros(ns, dtype=float, device=dev)
         work.lam = self.tendon_segment_lambda
         work.lam_hat = wp.zeros(ns, dtype=float, device=dev)
         work.stiff = wp.zeros(ns, dtype=float, device=dev)
