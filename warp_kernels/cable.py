@@ -1944,8 +1944,11 @@ def add_row_base(lin: TendonLinearization, s: int, base: float):
     had before chain rows, so undamped cables keep their bits)."""
     lam = lin.lam[s]
     kf = float(1.0)
-    if lin.damp[s] > 0.0 and lin.k[s] > 0.0:
-        kf = lin.k[s] / (lin.k[s] + lin.damp[s])
+    if lin.damp[s] > 0.0:
+        if lin.k[s] > 0.0:
+            kf = lin.k[s] / (lin.k[s] + lin.damp[s])
+        else:
+            kf = 1.0 / (1.0 + lin.comp[s] * lin.damp[s])  # k = 1/c: the spring of a span without a row
     total = base + lam * lin.flex[s] + kf * lin.c0[s] - kf * lin.comp[s] * lam
     return total + lin.damp[s] * lin.flex[s] * lin.dl0[s]
 
@@ -2280,11 +2283,20 @@ def linearize_tendon(
         else:
             # No row (immovable or same-body ends, or zero length): a fixed stretch in a run row,
             # and no multiplier (one kept from when the span had a row, e.g. before a dynamic
-            # roller left it between immovable guides, would be reported as its tension).
+            # roller left it between immovable guides, would be reported as its tension). Its
+            # damper acts on the material that the run moves into it, like its spring: a metre
+            # changes its tension by 1/c + d/dt, so its weight in the run is f = 1/(1/c + d/dt)
+            # (``add_row_base``). With f = c (the spring alone) the run lost this span's damping: a
+            # load hanging through a world pinhole, 100 N s/m on both spans, never settled.
+            bypass = left_guide(g, active) != g - 1
+            comp = span_compliance(tm, s, bypass)
             lin.lam[s] = 0.0
-            lin.flex[s] = span_compliance(tm, s, left_guide(g, active) != g - 1)
-            lin.comp[s] = lin.flex[s]
+            lin.comp[s] = comp
             lin.damp[s] = 0.0
+            lin.flex[s] = comp
+            if comp > 0.0:
+                lin.damp[s] = span_damping(tm, s, bypass) / dt
+                lin.flex[s] = comp / (1.0 + comp * lin.damp[s])
         if work.run_skip[s] != 0:
             continue
         if work.run_first[s] != cur_run:
