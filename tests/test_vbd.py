@@ -255,12 +255,14 @@ def test_world_results_do_not_depend_on_other_worlds_slot_counts(device):
         sim = Sim(_scene_of_worlds([_sphere_on_ground_world(**p) for p in params]), device, solver="vbd")
         sim.step(dt, steps)
         k = len(before)
+        m = sim.model
+        # Offset of the first contact slot: joint, guide, transmission and coupling slots precede it.
+        contact_base = 2 * m.joint_count + 2 * m.tendon_guide_count + m.transmission_slot_count + m.coupling_slot_count
         return {
             "body_q": sim.state_0.body_q.numpy()[k],
             "body_qd": sim.state_0.body_qd.numpy()[k],
-            "contact_multiplier": sim.state_0.contact_multiplier.numpy()[_contact_slot_world(sim.model) == k],
-            "slot_parity": (2 * sim.model.joint_count + 2 * sim.model.tendon_guide_count
-                            + sim.model.transmission_slot_count + sim.model.coupling_slot_count) % 2,
+            "contact_multiplier": sim.state_0.contact_multiplier.numpy()[_contact_slot_world(m) == k],
+            "slot_parity": contact_base % 2,
         }
 
     alone = run([], [])

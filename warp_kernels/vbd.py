@@ -493,7 +493,9 @@ def add_tendon_slot(
         k = 1.0 / lin.run_flex[head]
     if tension <= 0.0:
         return fx, ft, hxx, hxt, htt, idle + 1  # slack
-    left = gi % 2 == 1  # the span leaves this guide: this body holds its left end (gi counts from the first guide slot)
+    # The span leaves this guide: this body holds its left end. gi counts from the first guide slot
+    # (``paired_slot``), so its parity is the side whatever precedes the guide slots.
+    left = gi % 2 == 1
     jac = lin.jr[s]
     if left:
         jac = lin.jl[s]
