@@ -824,14 +824,18 @@ def _damped_hang(anchor: str) -> tuple[nt.ModelBuilder, float, float]:
       the load. One cable through a frictionless pinhole pulls one tension, and only the lower span
       holds the load: ``T* = m g = 19.62 N``. Both spans stretch by c T*, all of it paid into the
       lower span (the upper one is held between fixed points), so ``z* = -(1 + 2 c T*)``.
-    * ``kinematic``: the same with the anchor on a resting kinematic body.
+    * ``kinematic``: the pinhole is on a kinematic body that descends at 0.1 m/s from the origin, the
+      anchor 1 m above it. The upper span lengthens with the pinhole's motion and takes the material
+      for it from the lower one, so the load keeps still: the same T* and z* (the pinhole's path
+      leaves the total length of the two spans unchanged).
     * ``same_body``: the cable hangs from two world anchors 0.2 m apart, down through two pinholes on
       the load and across it between them (a span with both ends on one body). Two vertical spans
       hold the load: ``T* = m g / 2``; three spans stretch by c T*, shared by the two vertical ones:
       ``z* = -(1 + 1.5 c T*)``.
 
     The upper span (world, kinematic) and the span across the load (same_body) have no row of their
-    own: no moving body changes their length, only the material the run moves into them."""
+    own: no moving body changes their length, only the material the run moves into them (and the
+    kinematic pinhole's motion)."""
     G, K = nt.TendonGuide, nt.TendonGuideType
     span = dict(compliance=HANG_COMPLIANCE, damping=HANG_DAMPING)
     b = nt.ModelBuilder()
@@ -848,11 +852,12 @@ def _damped_hang(anchor: str) -> tuple[nt.ModelBuilder, float, float]:
         )
         tension = HANG_MASS * g / 2.0
         return b, -(1.0 + 1.5 * HANG_COMPLIANCE * tension), tension
-    first = G(body=-1, offset=(0.5, 0.0, 0.0))
     if anchor == "kinematic":
-        holder = b.add_body(xform=(0.5, 0.0, 0.0, 0, 0, 0, 1), is_kinematic=True)
-        first = G(body=holder)
-    b.add_tendon([first, G(body=-1, guide_type=K.PINHOLE, **span), G(body=load, **span)])
+        holder = b.add_body(xform=(0.0, 0.0, 0.0, 0, 0, 0, 1), is_kinematic=True, velocity=(0, 0, -0.1, 0, 0, 0))
+        route = [G(body=-1, offset=(0.0, 0.0, 1.0)), G(body=holder, guide_type=K.PINHOLE, **span)]
+    else:
+        route = [G(body=-1, offset=(0.5, 0.0, 0.0)), G(body=-1, guide_type=K.PINHOLE, **span)]
+    b.add_tendon([*route, G(body=load, **span)])
     tension = HANG_MASS * g
     return b, -(1.0 + 2.0 * HANG_COMPLIANCE * tension), tension
 
