@@ -671,7 +671,7 @@ def test_kept_rows_follow_the_relinearized_solution(device, name):
     * every body's path stays as close to a 64-iteration run as the relinearized one does, within
       25 % of the relinearized 8-iteration error plus 1e-5 m (float32 positions of order 1 m
       accumulated over 240 steps). Measured: Atwood 2.05 mm against 1.85 mm, moving block 1.97 mm
-      against 1.97 mm, pinholes 1.6 um against 1.0 um, 3D route 9.5 um against 6.6 um;
+      against 1.97 mm, pinholes 2.0 um against 0.8 um, 3D route 9.5 um against 6.6 um;
     * the tensions agree within 2e-3 (measured 4e-4 to 1.2e-3; the 3D route's 8-iteration tension
       differs from its motion's by 7e-4, ``test_kept_rows_report_the_tension_the_motion_implies``).
     """
