@@ -1664,7 +1664,10 @@ class TendonLinearization:
 
     the spans' tensions (damping included) averaged with weights f_s: what moving material between
     them until they are equal gives, since a metre of material changes T_s by k_s + d_s/dt (spring
-    and damper both act on C_s). A span without a row contributes its fixed stretch with f_s = c_s.
+    and damper both act on C_s). A span without a row (no moving body changes its length: both ends
+    immovable, or on one body) has the tension ``C_s/c_s + d_s (C_s - C0_s)/dt`` of the material in
+    it, so ``f_s = 1/(1/c_s + d_s/dt)``; an inextensible one (f_s = 0) adds its stretch C_s
+    (``run_tension``).
     Every span of the run applies T_run; its spring multiplier becomes T_run minus its damping
     tension (>= -damping, the per-span floor). A body's motion changes T_run through each of its
     spans by ``1 / sum f`` per metre, the row's Hessian scale. Per-span rows joined only by the
@@ -1739,7 +1742,8 @@ class TendonLinearization:
     """Straight distance [m] between the span's end points at the linearization (its free length:
     the curvature of the length in the end points' motion is at most 1/chord)."""
     flex: wp.array(dtype=float)
-    """1/k [m/N] of a span with a row, its compliance c of one without (``k = 0``)."""
+    """The span's weight f in its run row [m/N]: ``1/(k + d/dt)`` with a row, ``1/(1/c + d/dt)``
+    without one (``k = 0``; 0 for an inextensible span), see ``run_tension``."""
     run_head: wp.array(dtype=wp.int32)
     """First span of the span's run row (itself when the span is a row of its own)."""
     run_next: wp.array(dtype=wp.int32)
@@ -2088,13 +2092,18 @@ def linearized_tension(lin: TendonLinearization, s: int):
 @wp.func
 def add_row_base(lin: TendonLinearization, s: int, base: float):
     """``base`` plus span s's term of a run row's ``run_base`` [m]: ``f T_s`` at the linearization
-    pose, ``lambda f + k f (c0 - c lambda) + d f (C - C_0)`` (``TendonLinearization``; ``k f`` is 1
-    for a span without a row and for an undamped one), summed in this order (the order the run rows
-    had before chain rows, so undamped cables keep their bits)."""
+    pose, ``lambda f + k f (c0 - c lambda) + d f (C - C_0)`` (``run_tension``; d here the damping
+    rate ``lin.damp`` = d/dt [N/m]), summed in this order (the order the run rows had before chain
+    rows, so undamped cables keep their bits). ``k f`` is ``k/(k + d)`` with a row; a span without
+    one has no multiplier and its spring for k (k = 1/c: ``k f = 1/(1 + c d)``); ``k f`` = 1 for an
+    undamped span and an inextensible one (whose f is 0: it adds its stretch)."""
     lam = lin.lam[s]
     kf = float(1.0)
-    if lin.damp[s] > 0.0 and lin.k[s] > 0.0:
-        kf = lin.k[s] / (lin.k[s] + lin.damp[s])
+    if lin.damp[s] > 0.0:
+        if lin.k[s] > 0.0:
+            kf = lin.k[s] / (lin.k[s] + lin.damp[s])
+        else:
+            kf = 1.0 / (1.0 + lin.comp[s] * lin.damp[s])  # k = 1/c: the spring of a span without a row
     total = base + lam * lin.flex[s] + kf * lin.c0[s] - kf * lin.comp[s] * lam
     return total + lin.damp[s] * lin.flex[s] * lin.dl0[s]
 
@@ -2173,7 +2182,34 @@ def single_row(lin: TendonLinearization, s: int):
 @wp.func
 def run_tension(lin: TendonLinearization, head: int):
     """Augmented-Lagrangian tension [N] of the run row starting at span ``head`` after its bodies'
-    Newton steps since the linearization (may be negative: slack), see ``TendonLinearization``."""
+    Newton steps since the linearization (may be negative: slack), see ``TendonLinearization``.
+
+    The row. Each member span s of the run has, with ``D_s = d_s/dt`` [N/m] its damping rate,
+
+        with a row:    T_s = lambda_s + k_s (C_s - c_s lambda_s) + D_s (C_s - C0_s)
+        without a row: T_s = C_s / c_s + D_s (C_s - C0_s)          (no moving body: its spring is k = 1/c)
+
+    [N], C_s = l_s - L_s [m] its stretch, C0_s its stretch at the step start. Material slides
+    through the run's guides freely: a length delta_s [m] of material moved into span s lowers C_s by
+    delta_s and so T_s by ``delta_s / f_s``, ``f_s = 1/(k_s + D_s)`` [m/N] (spring and damper both
+    act on C_s). It flows until every member pulls one tension T, so ``delta_s = f_s (T_s - T)``, and
+    conservation, ``sum delta_s = 0``, gives
+
+        T_run = sum_s f_s T_s / sum_s f_s,        F = sum_s f_s [m/N].
+
+    The run is one row of compliance F: its members' incremental stiffnesses ``k_s + d_s/dt``
+    (Kelvin-Voigt elements) in series. Without damping F = sum 1/k_s, the compliances in series; an
+    inextensible member without a row (f_s = 0) adds its stretch C_s to the numerator. Leaving a
+    row-less member's damping out (f_s = c_s, T_s = C_s/c_s) made it a bare spring in series with
+    the others' dampers, which swung undamped.
+
+    The gradient. A body b holding an end of member s changes C_s by ``J_s,b . d_b`` (J_s,b the
+    length gradient, [1] for the COM translation, [m] for the rotation vector), and T_run by
+    ``f_s (k_s + D_s) J_s,b . d_b / F = J_s,b . d_b / F``: hence ``run_base`` (sum f T_s at the
+    linearization pose [m]) plus the summed linearized stretch of the members with a row, over F.
+    The body's Newton step adds the force ``-T_run J_s,b`` [N, N m] and the Gauss-Newton Hessian
+    ``J_s,b J_s,b^T / F`` [N/m, N, N m] (``add_tendon_slot``); members without a row have no
+    gradient."""
     total = lin.run_base[head]
     m = head
     while m >= 0:
@@ -2429,11 +2465,20 @@ def linearize_tendon(
         else:
             # No row (immovable or same-body ends, or zero length): a fixed stretch in a run row,
             # and no multiplier (one kept from when the span had a row, e.g. before a dynamic
-            # roller left it between immovable guides, would be reported as its tension).
+            # roller left it between immovable guides, would be reported as its tension). Its
+            # damper acts on the material that the run moves into it, like its spring: a metre
+            # changes its tension by 1/c + d/dt, so its weight in the run is f = 1/(1/c + d/dt)
+            # (``add_row_base``). With f = c (the spring alone) the run lost this span's damping: a
+            # load hanging through a world pinhole, 100 N s/m on both spans, never settled.
+            bypass = left_guide(g, active) != g - 1
+            comp = span_compliance(tm, s, bypass)
             lin.lam[s] = 0.0
-            lin.flex[s] = span_compliance(tm, s, left_guide(g, active) != g - 1)
-            lin.comp[s] = lin.flex[s]
+            lin.comp[s] = comp
             lin.damp[s] = 0.0
+            lin.flex[s] = comp
+            if comp > 0.0:
+                lin.damp[s] = span_damping(tm, s, bypass) / dt
+                lin.flex[s] = comp / (1.0 + comp * lin.damp[s])
         if work.run_skip[s] != 0:
             continue
         if work.run_first[s] != cur_run:

@@ -493,7 +493,9 @@ def add_tendon_slot(
         k = 1.0 / lin.run_flex[head]
     if tension <= 0.0:
         return fx, ft, hxx, hxt, htt, idle + 1  # slack
-    left = gi % 2 == 1  # the span leaves this guide: this body holds its left end
+    # The span leaves this guide: this body holds its left end. gi counts from the first guide slot
+    # (``paired_slot``), so its parity is the side whatever precedes the guide slots.
+    left = gi % 2 == 1
     jac = lin.jr[s]
     if left:
         jac = lin.jl[s]
@@ -508,6 +510,20 @@ def add_tendon_slot(
         proj = wp.identity(n=3, dtype=float) - wp.outer(n, n)
         fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, wp.vec3(), kg, proj)
     return fx, ft, hxx, hxt, htt, idle
+
+
+@wp.func
+def paired_slot(s: int, base: int):
+    """(row, second) of slot s of a kind that gives each row two slots, ``base + 2 row`` and
+    ``base + 2 row + 1`` (joints: parent, child; guides: incoming, outgoing span; contacts: a, b).
+
+    The side is the parity of the slot *within its kind*: the kinds before it in the slot array
+    (transmission and coupling slots, one per path element or joint term) can number oddly, so the
+    parity of the absolute slot s says nothing about the side. Reading it there applied every contact
+    with its two bodies swapped when the model's transmission and coupling slots summed to an odd
+    count (a resting sphere fell through the ground)."""
+    x = s - base
+    return x // 2, x % 2 == 1
 
 
 @wp.func
@@ -735,7 +751,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
             return solve_block(fx, ft, hxx, hxt, htt, wp.trace(bodies.inv_inertia[b]) > 0.0), idle
         joint_end = slot_run_end(bodies, slot_begin, slot_end, joint_slot_count)
         for i in range(slot_begin, joint_end):
-            s = bodies.slot[i]
+            j, child = paired_slot(bodies.slot[i], 0)
             fx, ft, hxx, hxt, htt, idle = add_joint(
                 fx,
                 ft,
@@ -746,8 +762,8 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
                 bodies,
                 joints,
                 joint_duals,
-                s // 2,
-                s % 2 == 1,
+                j,
+                child,
                 inv_h2,
                 dt,
                 body_q,
@@ -778,8 +794,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
                     )
         if has_contacts != 0:
             for i in range(summed_end, slot_end):
-                s = bodies.slot[i]
-                c = (s - summed_slot_count) // 2
+                c, side_b = paired_slot(bodies.slot[i], summed_slot_count)
                 fx, ft, hxx, hxt, htt, idle = add_contact(
                     fx,
                     ft,
@@ -791,7 +806,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
                     contacts,
                     contact_duals,
                     c,
-                    s % 2 == 1,
+                    side_b,
                     inv_h2,
                     body_q_prev,
                     body_q,
