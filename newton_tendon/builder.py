@@ -96,6 +96,23 @@ def _flag(owner: str, name: str, value) -> bool:
     return bool(value)
 
 
+INERTIA_TRIANGLE_RTOL = 1.0e-9
+"""Slack on the triangle inequality, relative to the trace: the eigenvalues of a rotated inertia
+carry float64 round-off (~1e-16 relative), so a thin disk (I1 + I2 = I3 exactly) still passes,
+while 1e-7 over the bound (which MuJoCo rejects) fails."""
+
+
+def _check_inertia_triangle(owner: str, inertia) -> None:
+    """A rigid body's principal inertias satisfy I1 + I2 >= I3 for every ordering (they are sums of
+    m (y^2 + z^2) and so on); MuJoCo rejects an inertia that does not ("A + B >= C")."""
+    p = np.sort(np.linalg.eigvalsh(inertia))
+    if p[0] + p[1] < p[2] - INERTIA_TRIANGLE_RTOL * max(float(p.sum()), 0.0):
+        raise ValueError(
+            f"{owner}: inertia is not physical: its principal moments {p[0]:.6g}, {p[1]:.6g}, {p[2]:.6g} "
+            "break the triangle inequality I1 + I2 >= I3"
+        )
+
+
 def _label(owner: str, label, default: str) -> str:
     if label is None:
         return default
@@ -297,6 +314,7 @@ class ModelBuilder(TransmissionBuilder):
                 raise ValueError(f"{owner}: inertia must be symmetric")
             if np.linalg.eigvalsh(inertia_m).min() < -1e-12:
                 raise ValueError(f"{owner}: inertia must be positive semi-definite")
+            _check_inertia_triangle(owner, inertia_m)
         c = (0.0, 0.0, 0.0) if com is None else _vec3(owner, "com", com)
         if velocity is None:
             qd = (0.0,) * 6
