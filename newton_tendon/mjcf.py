@@ -103,6 +103,10 @@ class _Element:
 MJ_MINVAL = 1.0e-15
 """MuJoCo's mjMINVAL: the least mass and principal inertia it accepts for a moving body."""
 
+MJ_TRIANGLE_RTOL = 1.0e-12
+"""Slack (relative to the trace) on MuJoCo's inertia triangle inequality: float64 eigenvalue
+round-off only, so ``diaginertia="1 1 2.0000001"`` fails as it does in MuJoCo."""
+
 MAX_ECHO = 80
 """Longest attribute value, name or path (characters) an error message repeats; longer ones are cut."""
 
@@ -419,7 +423,13 @@ class _Importer:
         text = attrs[key]
         toks = _tokens(text)
         if len(toks) != 1 or not _INT.fullmatch(toks[0]):
-            self.fail(el, f"attribute {key}={_q(text)} must be one integer (MuJoCo: bad format)", TypeError)
+            numeric = len(toks) == 1 and _REAL.fullmatch(toks[0]) is not None
+            self.fail(
+                el,
+                f"attribute {key}={_q(text)} must be one integer (MuJoCo rejects it as a bad format, it is "
+                "not rounded)",
+                ValueError if numeric else TypeError,
+            )
         v = int(toks[0])
         if not -(2**31) <= v < 2**31:
             self.fail(el, f"attribute {key}={_q(text)} is out of the int32 range (MuJoCo: number is too large)")
@@ -863,7 +873,9 @@ class _Importer:
             else:
                 self.fail(iel, "diaginertia or fullinertia is required")
             key = "fullinertia" if "fullinertia" in ia else "diaginertia"
-            self._add(iel, check_inertia_triangle, f"attribute {key}={_q(ia[key])}", local_i)
+            # MuJoCo checks the triangle inequality in float64 without slack; only eigenvalue round-off
+            # (a rotated thin disk sits exactly on the bound) is forgiven here.
+            self._add(iel, check_inertia_triangle, f"attribute {key}={_q(ia[key])}", local_i, MJ_TRIANGLE_RTOL)
             r = quat_to_matrix(ipose[3:])
             inertia = r @ local_i @ r.T
             com = ipose[:3]
