@@ -715,7 +715,9 @@ class _Importer:
         allowed.update(_ACTUATOR_TAGS)
         top_class = top_el.attrib.get("class", "main")
         if top_class != "main":
-            self.fail(top_el, f"a top-level <default> is the class 'main' and cannot be renamed (class={_q(top_class)})")
+            self.fail(
+                top_el, f"a top-level <default> is the class 'main' and cannot be renamed (class={_q(top_class)})"
+            )
         todo = [(top_el, None)]
         while todo:
             el, parent = todo.pop()
@@ -1241,7 +1243,9 @@ class _Importer:
                     self.named(c, c.attrib, self.geom_index, "geom", "geom")
                     gel, gtype, body, pose, size = self.geom_el[c.attrib["geom"]]
                     if gtype not in ("sphere", "cylinder"):
-                        self.fail(c, f"geom {_q(c.attrib['geom'])} is a {gtype}; tendons wrap spheres and cylinders only")
+                        self.fail(
+                            c, f"geom {_q(c.attrib['geom'])} is a {gtype}; tendons wrap spheres and cylinders only"
+                        )
                     side = None
                     if "sidesite" in c.attrib:
                         sb, sp = self.named(c, c.attrib, self.site_pose, "sidesite", "site")
@@ -1433,7 +1437,9 @@ class _Importer:
             else:
                 j = self.named(el, {"joint": tname}, self.joint_index, "joint", "joint")
                 if self.joint_type[tname] not in ("hinge", "slide"):
-                    self.fail(el, f"joint {_q(tname)} is a {self.joint_type[tname]} joint; actuators need hinge or slide")
+                    self.fail(
+                        el, f"joint {_q(tname)} is a {self.joint_type[tname]} joint; actuators need hinge or slide"
+                    )
                 mode = self.joint_drive[tname]["mode"]
                 spec = {
                     "motor": ("joint_f", gear * p["g0"], 0.0),
@@ -1514,7 +1520,8 @@ def add_mjcf(
 
     Args:
         builder: The ``ModelBuilder`` to append to. It is left unchanged if anything fails.
-        source: A file path or an XML string starting with ``<``.
+        source: A file path or an XML string starting with ``<`` (after whitespace and an optional
+            byte-order mark), or XML bytes.
         xform: Placement of the whole model (px, py, pz, qx, qy, qz, qw) [m]; default identity.
         floating: None follows the file (``<freejoint>`` gives a free base, a jointless child of
             ``<worldbody>`` is welded to the world); True gives every jointless root body a free
@@ -1528,8 +1535,12 @@ def add_mjcf(
 
     Raises:
         ValueError: broken XML, unknown names, bad values, or elements/attributes that would change
-            the physics but are not supported; the message names the file, line and element.
-        TypeError: non-numeric attribute values.
+            the physics but are not supported, and whatever MuJoCo 4.0's parser rejects (non-integer
+            ``condim``/``contype``/``conaffinity``, moving bodies with mass or inertia below mjMINVAL,
+            inertias breaking the triangle inequality, nesting deeper than ``MAX_ELEMENT_DEPTH``);
+            the message names the file, line and element and quotes at most ``MAX_ECHO`` characters
+            of a value.
+        TypeError: non-numeric attribute values (including Python-only forms such as ``1_0``).
     """
     if not isinstance(label_prefix, str):
         raise TypeError(f"add_mjcf: label_prefix must be a str, got {type(label_prefix).__name__}")

@@ -922,6 +922,10 @@ def one_body(geom: str = "", inertial: str = "", joint: str = '<joint type="hing
     )
 
 
+SLIDE = '<joint type="slide"/>'
+BALL = '<joint type="ball"/>'
+
+
 def inertial(spec: str) -> str:
     return f'<inertial pos="0 0 0" mass="1" {spec}/>'
 
@@ -946,8 +950,8 @@ MUJOCO_RULES = [
     ("contype-negative", one_body('contype="-1"'), None),
     ("conaffinity-1.7", one_body('conaffinity="1.7"'), r"attribute conaffinity='1.7' must be one integer"),
     ("diaginertia-0-hinge", one_body(inertial=inertial('diaginertia="0 0 0"')), r"mjMINVAL"),
-    ("diaginertia-0-slide", one_body(inertial=inertial('diaginertia="0 0 0"'), joint='<joint type="slide"/>'), "mjMINVAL"),
-    ("diaginertia-1e-16-ball", one_body(inertial=inertial('diaginertia="1e-16 1 1"'), joint='<joint type="ball"/>'), "mjMINVAL"),
+    ("diaginertia-0-slide", one_body(inertial=inertial('diaginertia="0 0 0"'), joint=SLIDE), "mjMINVAL"),
+    ("diaginertia-1e-16-ball", one_body(inertial=inertial('diaginertia="1e-16 1 1"'), joint=BALL), "mjMINVAL"),
     ("diaginertia-0-welded", one_body(inertial=inertial('diaginertia="0 0 0"'), joint=""), None),
     ("triangle-violated", one_body(inertial=inertial('diaginertia="1 1 3"')), r"triangle inequality"),
     ("triangle-just-violated", one_body(inertial=inertial('diaginertia="1 1 2.0000001"')), r"triangle inequality"),

@@ -680,7 +680,8 @@ def test_composed_reference_imports_without_warning(tmp_path, recwarn):
     """The same stage with its reference intact imports the arm's link, and nothing is reported."""
     (tmp_path / "arm.usda").write_text(ARM)
     main = tmp_path / "main.usda"
-    main.write_text(f'#usda 1.0\ndef Xform "World"\n{{\n{BASE}\n    def Xform "Arm" (prepend references = @./arm.usda@</Arm>)\n    {{\n    }}\n}}\n')
+    arm = 'def Xform "Arm" (prepend references = @./arm.usda@</Arm>)'
+    main.write_text(f'#usda 1.0\ndef Xform "World"\n{{\n{BASE}\n    {arm}\n    {{\n    }}\n}}\n')
     result = nt.ModelBuilder().add_usd(main)
     assert {"/World/Base", "/World/Arm/Link"} <= set(result["bodies"])
     assert not [w for w in recwarn if "compose" in str(w.message)]
