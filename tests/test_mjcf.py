@@ -1030,7 +1030,7 @@ MAX_MESSAGE = 600
     [
         one_body('size="0.1 ' + "x" * 10_000_000 + '"').replace('size="0.1" ', ""),
         one_body('condim="' + "9" * 10_000_000 + '"'),
-        one_body('name="' + "n" * 10_000_000 + '" type="mesh"'),
+        one_body('name="' + "n" * 10_000_000 + '" condim="2"'),
         "\ufeff<mujoco><worldbody><body>" + "x" * 10_000_000 + "<body/></worldbody></mujoco>",
         "\ufeffnot xml " + "y" * 10_000_000,
     ],
