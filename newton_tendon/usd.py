@@ -842,7 +842,9 @@ def _composition_problems(stage) -> list[str]:
         site = getattr(e, "rootSite", None)
         prim = str(site.path) if site is not None else "?"
         problems.append(f"prim <{prim}> (stage {root}): {type(e).__name__}: {_clip(str(e))}")
-    for prim in Usd.PrimRange.Stage(stage, Usd.PrimAllPrimsPredicate):
+    # Active prims, class (abstract) and "over" prims included: a class inheriting a missing class
+    # passes the loss on to every prim that inherits it.
+    for prim in Usd.PrimRange.Stage(stage, Usd.TraverseInstanceProxies(Usd.PrimIsActive)):
         if not prim.HasAuthoredInherits():
             continue
         for target in prim.GetInherits().GetAllDirectInherits():
