@@ -1100,3 +1100,15 @@ def test_large_flat_import():
     b = nt.ModelBuilder()
     b.add_mjcf(xml)
     assert (b.body_count, b.joint_count, b.shape_count) == (2000, 2000, 2001)
+
+
+def test_zero_inertia_under_welded_child_is_rejected_unlike_mujoco():
+    """MuJoCo waives mjMINVAL for a hinged body with zero inertia when a jointless child with mass is
+    welded to it (it merges the two). Here each body keeps its own inertia (a zero one would freeze
+    the hinge), so the file is rejected with the rule named (docs/limitations.md)."""
+    mujoco = pytest.importorskip("mujoco")
+    child = '<body pos="0.5 0 0"><geom size="0.1"/></body>'
+    xml = one_body(inertial=inertial('diaginertia="0 0 0"')).replace("</body>", child + "</body>", 1)
+    mujoco.MjModel.from_xml_string(xml)  # MuJoCo accepts it
+    with pytest.raises(ValueError, match=r"<body>: a body with a joint needs mass and principal inertias.*mjMINVAL"):
+        nt.ModelBuilder().add_mjcf(xml)
