@@ -20,23 +20,33 @@ def quat_mul(a, b):
     )
 
 
+def _cross(a0, a1, a2, b0, b1, b2):
+    return (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
+
+
 def quat_rotate(q, v):
-    x, y, z, w = q
-    u = np.array([x, y, z])
-    v = np.asarray(v, dtype=np.float64)
-    return tuple(v + 2.0 * np.cross(u, np.cross(u, v) + w * v))
+    # Plain float arithmetic (the same operations, in the same order, as the numpy cross products it
+    # replaces, so the results are bit-identical): scene assembly calls this per body, per joint and
+    # per shape, and numpy's per-call overhead dominated imports of large models.
+    x, y, z, w = (float(c) for c in q)
+    v0, v1, v2 = (float(c) for c in v)
+    c0, c1, c2 = _cross(x, y, z, v0, v1, v2)
+    d0, d1, d2 = _cross(x, y, z, c0 + w * v0, c1 + w * v1, c2 + w * v2)
+    return (v0 + 2.0 * d0, v1 + 2.0 * d1, v2 + 2.0 * d2)
 
 
 def transform_mul(a, b):
     """Compose transforms: (a * b) maps b's frame into a's parent frame."""
-    p = np.asarray(a[:3]) + np.asarray(quat_rotate(a[3:], b[:3]))
+    r = quat_rotate(a[3:], b[:3])
+    p = (float(a[0]) + r[0], float(a[1]) + r[1], float(a[2]) + r[2])
     q = quat_mul(a[3:], b[3:])
     n = math.sqrt(sum(c * c for c in q))
-    return (*(float(c) for c in p), *(c / n for c in q))
+    return (*p, *(c / n for c in q))
 
 
 def transform_point(t, p):
-    return tuple(np.asarray(t[:3]) + np.asarray(quat_rotate(t[3:], p)))
+    r = quat_rotate(t[3:], p)
+    return (float(t[0]) + r[0], float(t[1]) + r[1], float(t[2]) + r[2])
 
 
 def quat_from_axis_angle(axis, angle: float):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from xml.parsers import expat
 
@@ -24,6 +25,7 @@ import numpy as np
 
 from . import _hostmath as hm
 from ._mjcf_lower import lower_tendons
+from .builder import _check_inertia_triangle as check_inertia_triangle
 from .inertia import quat_to_matrix
 from .transmission import TendonPulley, TendonSite, TendonWrap
 
@@ -98,31 +100,102 @@ class _Element:
         self.line = line
 
 
+MJ_MINVAL = 1.0e-15
+"""MuJoCo's mjMINVAL: the least mass and principal inertia it accepts for a moving body."""
+
+MJ_TRIANGLE_RTOL = 1.0e-12
+"""Slack (relative to the trace) on MuJoCo's inertia triangle inequality: float64 eigenvalue
+round-off only, so ``diaginertia="1 1 2.0000001"`` fails as it does in MuJoCo."""
+
+MAX_ECHO = 80
+"""Longest attribute value, name or path (characters) an error message repeats; longer ones are cut."""
+
+MAX_ELEMENT_DEPTH = 499
+"""Deepest element nesting accepted (the root ``<mujoco>`` is depth 1), as MuJoCo 4.0's XML parser
+(tinyxml2) allows: an element at depth 500, or one at depth 499 written with a separate end tag
+(``<geom></geom>``, which tinyxml2 descends into), makes MuJoCo reject the file; so do we."""
+
+
+def _q(value) -> str:
+    """``repr(value)``, cut to about ``MAX_ECHO`` characters so a huge value cannot flood a message."""
+    text = repr(value)
+    if len(text) <= MAX_ECHO:
+        return text
+    return f"{text[: MAX_ECHO - 3]}... ({len(str(value))} characters)"
+
+
+_BOM = "\ufeff"
+
+
+def _looks_like_xml(source: str) -> bool:
+    return source.lstrip().lstrip(_BOM).lstrip().startswith("<")
+
+
+_SEPARATORS = re.compile(r"[ \t\n\r\f\v]+")
+_REAL = re.compile(
+    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+    r"(?:[pP][+-]?\d+)?|(?i:inf(?:inity)?|nan))",
+    re.ASCII,
+)
+"""A number as C's strtod (which MuJoCo uses) reads it: ASCII decimal or hex, no ``_`` digit
+separators and no non-ASCII digits (both of which Python's ``float`` would accept)."""
+_INT = re.compile(r"[+-]?\d+", re.ASCII)
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in _SEPARATORS.split(text) if t]
+
+
+def _real_token(tok: str) -> float:
+    if not _REAL.fullmatch(tok):
+        raise ValueError(tok)
+    return float.fromhex(tok) if "x" in tok or "X" in tok else float(tok)
+
+
 class _Doc:
     def __init__(self, source):
-        if isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("<")):
+        if isinstance(source, os.PathLike) or (isinstance(source, str) and not _looks_like_xml(source)):
             path = os.fspath(source)
             try:
                 with open(path, "rb") as f:
                     text = f.read()
-            except OSError as e:
-                raise ValueError(f"add_mjcf: cannot read MJCF file {path!r}: {e.strerror}") from None
-            self.name = path
+            except (OSError, ValueError) as e:
+                why = getattr(e, "strerror", None) or str(e)
+                raise ValueError(f"add_mjcf: cannot read MJCF file {_q(path)}: {why}") from None
+            self.name = path if len(path) <= MAX_ECHO else _q(path)
         elif isinstance(source, (str, bytes)):
-            text = source
+            # A leading byte-order mark is legal XML (MuJoCo accepts it); expat wants it off a str.
+            text = source.lstrip(_BOM) if isinstance(source, str) else source
             self.name = "<string>"
         else:
             raise TypeError(f"add_mjcf: source must be a path or an XML string, got {type(source).__name__}")
+        # Byte view of the document for the depth check (expat parses a str as UTF-8, so its byte
+        # indices are into this encoding).
+        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
         parser = expat.ParserCreate()
         stack: list[_Element] = []
         roots: list[_Element] = []
 
+        def too_deep(tag, line):
+            raise ValueError(
+                f"{self.name}:{line}: <{tag[:MAX_ECHO]}>: element nesting is too deep (more than "
+                f"{MAX_ELEMENT_DEPTH} levels; MuJoCo's XML parser rejects it too)"
+            )
+
         def start(tag, attrs):
             el = _Element(tag, dict(attrs), parser.CurrentLineNumber)
+            if len(stack) >= MAX_ELEMENT_DEPTH:
+                too_deep(tag, el.line)
             (stack[-1].children if stack else roots).append(el)
             stack.append(el)
 
         def end(tag):
+            # At the last allowed depth only an empty-element tag (<x/>) passes: its end event comes
+            # right after the "/>" (an element this deep has no children, the depth check saw to that).
+            if len(stack) == MAX_ELEMENT_DEPTH:
+                i = parser.CurrentByteIndex
+                if data[i - 2 : i] != b"/>":
+                    too_deep(tag, stack[-1].line)
             stack.pop()
 
         parser.StartElementHandler = start
@@ -137,7 +210,8 @@ class _Doc:
 
     def where(self, el: _Element) -> str:
         name = el.attrib.get("name")
-        label = f"<{el.tag} name={name!r}>" if name is not None else f"<{el.tag}>"
+        tag = el.tag[:MAX_ECHO]
+        label = f"<{tag} name={_q(name)}>" if name is not None else f"<{tag}>"
         return f"{self.name}:{el.line}: {label}"
 
 
@@ -313,7 +387,7 @@ class _Importer:
         kind = kind or _attr_kind(el.tag)
         name = el.attrib.get("class", cls or "main")
         if name not in self.defaults:
-            self.fail(el, f"unknown default class {name!r}")
+            self.fail(el, f"unknown default class {_q(name)}")
         dkey = el.tag if kind not in ("tendon", "equality") else kind
         merged = {**self.defaults[name].get(dkey, {}), **el.attrib}
         allowed = _ATTRS.get(kind, set())
@@ -324,7 +398,7 @@ class _Importer:
                 logger.debug("%s: ignoring attribute %r (no effect on our physics)", self.doc.where(el), a)
                 del merged[a]
                 continue
-            self.fail(el, f"unsupported attribute {a!r}")
+            self.fail(el, f"unsupported attribute {_q(a)}")
         return merged
 
     def floats(self, el, attrs, key, n=None, *, default=None, lo=None, hi=None):
@@ -332,14 +406,34 @@ class _Importer:
             return default
         text = attrs[key]
         try:
-            vals = tuple(float(t) for t in text.split())
+            vals = tuple(_real_token(t) for t in _tokens(text))
         except ValueError:
-            self.fail(el, f"attribute {key}={text!r} must be numbers", TypeError)
+            self.fail(el, f"attribute {key}={_q(text)} must be numbers", TypeError)
         if n is not None and len(vals) not in (n if isinstance(n, tuple) else (n,)):
-            self.fail(el, f"attribute {key}={text!r} needs {n} numbers, got {len(vals)}")
+            self.fail(el, f"attribute {key}={_q(text)} needs {n} numbers, got {len(vals)}")
         if not all(math.isfinite(v) for v in vals):
-            self.fail(el, f"attribute {key}={text!r} must be finite")
+            self.fail(el, f"attribute {key}={_q(text)} must be finite")
         return vals
+
+    def integer(self, el, attrs, key, default: int) -> int:
+        """One int attribute by MuJoCo's rule: a decimal integer (optional sign) within int32;
+        ``1.5``, ``3.0``, ``1e3`` or ``1_0`` are rejected, not truncated."""
+        if key not in attrs:
+            return default
+        text = attrs[key]
+        toks = _tokens(text)
+        if len(toks) != 1 or not _INT.fullmatch(toks[0]):
+            numeric = len(toks) == 1 and _REAL.fullmatch(toks[0]) is not None
+            self.fail(
+                el,
+                f"attribute {key}={_q(text)} must be one integer (MuJoCo rejects it as a bad format, it is "
+                "not rounded)",
+                ValueError if numeric else TypeError,
+            )
+        v = int(toks[0])
+        if not -(2**31) <= v < 2**31:
+            self.fail(el, f"attribute {key}={_q(text)} is out of the int32 range (MuJoCo: number is too large)")
+        return v
 
     def real(self, el, attrs, key, default=0.0, *, lo=None):
         v = self.floats(el, attrs, key, 1)
@@ -352,14 +446,14 @@ class _Importer:
     def choice(self, el, attrs, key, options, default):
         v = attrs.get(key, default)
         if v not in options:
-            self.fail(el, f"attribute {key}={v!r} must be one of {', '.join(options)}")
+            self.fail(el, f"attribute {key}={_q(v)} must be one of {', '.join(options)}")
         return v
 
     def flag(self, el, attrs, key, default):
         v = attrs.get(key, default)
         if v in ("true", "false", "auto"):
             return v
-        self.fail(el, f"attribute {key}={v!r} must be true, false or auto")
+        self.fail(el, f"attribute {key}={_q(v)} must be true, false or auto")
 
     def limited(self, el, attrs, key, range_key) -> bool:
         v = self.flag(el, attrs, key, "auto")
@@ -387,7 +481,7 @@ class _Importer:
         if explicit:
             self.fail(
                 el,
-                f"invalid limits {range_key}={attrs[range_key]!r}: with {key}='true' the lower bound must be smaller "
+                f"invalid limits {range_key}={_q(attrs[range_key])}: with {key}='true' the lower bound must be smaller "
                 "than the upper bound (MuJoCo rejects lower >= upper)",
             )
         logger.warning(
@@ -402,14 +496,14 @@ class _Importer:
     def zero(self, el, attrs, key, *, default=0.0, why="has no equivalent here"):
         v = self.floats(el, attrs, key)
         if v is not None and any(x != default for x in v):
-            self.fail(el, f"attribute {key}={attrs[key]!r} {why}")
+            self.fail(el, f"attribute {key}={_q(attrs[key])} {why}")
 
     def named(self, el, attrs, table: dict, key: str, what: str):
         name = attrs.get(key)
         if name is None:
             self.fail(el, f"attribute {key} (a {what} name) is required")
         if name not in table:
-            self.fail(el, f"unknown {what} {name!r}")
+            self.fail(el, f"unknown {what} {_q(name)}")
         return table[name]
 
     # -- orientation ---------------------------------------------------------------------------
@@ -501,7 +595,7 @@ class _Importer:
         for el in sections.get("option", []):
             self.option(el)
         for el in sections.get("default", []):
-            self.default(el, {}, "main", top=True)
+            self.default(el)
         bodies = []
         for el in sections.get("worldbody", []):
             self.collect(el, -1, hm.IDENTITY, hm.IDENTITY, None, bodies, root_level=True)
@@ -526,11 +620,11 @@ class _Importer:
             if k == "angle":
                 self.angle_scale = {"degree": math.pi / 180.0, "radian": 1.0}.get(a[k])
                 if self.angle_scale is None:
-                    self.fail(el, f"angle={a[k]!r} must be 'degree' or 'radian'")
+                    self.fail(el, f"angle={_q(a[k])} must be 'degree' or 'radian'")
             elif k == "eulerseq":
                 s = a[k]
                 if len(s) != 3 or any(c not in "xyzXYZ" for c in s):
-                    self.fail(el, f"eulerseq={s!r} must be three of x, y, z, X, Y, Z")
+                    self.fail(el, f"eulerseq={_q(s)} must be three of x, y, z, X, Y, Z")
                 self.eulerseq = s
             elif k == "autolimits":
                 self.autolimits = self.choice(el, a, k, ("true", "false"), "true") == "true"
@@ -562,7 +656,7 @@ class _Importer:
             ):
                 logger.debug("%s: ignoring compiler option %r", self.doc.where(el), k)
             else:
-                self.fail(el, f"unsupported compiler attribute {k!r}")
+                self.fail(el, f"unsupported compiler attribute {_q(k)}")
         for c in el.children:
             self.fail(c, "unsupported element inside <compiler>")
 
@@ -602,7 +696,7 @@ class _Importer:
             ):
                 logger.debug("%s: ignoring solver option %r", self.doc.where(el), k)
             else:
-                self.fail(el, f"unsupported option attribute {k!r}")
+                self.fail(el, f"unsupported option attribute {_q(k)}")
         harmless = {"override", "energy", "fwdinv", "invdiscrete", "multiccd", "island", "warmstart", "nativeccd"}
         for c in el.children:
             if c.tag != "flag":
@@ -610,39 +704,62 @@ class _Importer:
             for k, v in c.attrib.items():
                 if k in harmless or v == "enable":
                     continue
-                self.fail(c, f"flag {k}={v!r} changes the physics and is not supported")
+                self.fail(c, f"flag {k}={_q(v)} changes the physics and is not supported")
 
-    def default(self, el, parent: dict, name: str, top=False):
-        if not top:
-            name = el.attrib.get("class")
-            if name is None:
-                self.fail(el, "a nested <default> needs a class name")
-            if name in self.defaults:
-                self.fail(el, f"default class {name!r} is defined twice")
-        for k in el.attrib:
-            if k != "class":
-                self.fail(el, f"unsupported attribute {k!r}")
-        own = {tag: dict(v) for tag, v in parent.items()}
+    def default(self, top_el):
+        """One top-level ``<default>`` section. As in MuJoCo, every section adds to the one top-level
+        class "main" (a later section overrides what an earlier one set, and a class nested in a
+        section starts from "main" as it stands then); nested classes are defined once. Iterative, so
+        nesting depth is bounded only by ``MAX_ELEMENT_DEPTH``."""
         allowed = {"joint", "geom", "site", "tendon", "equality", "mesh", "material", "camera", "light", "pair"}
         allowed.update(_ACTUATOR_TAGS)
-        nested = []
-        for c in el.children:
-            if c.tag == "default":
-                nested.append(c)
-            elif c.tag in allowed:
-                own.setdefault(c.tag, {}).update(c.attrib)
+        top_class = top_el.attrib.get("class", "main")
+        if top_class != "main":
+            self.fail(
+                top_el, f"a top-level <default> is the class 'main' and cannot be renamed (class={_q(top_class)})"
+            )
+        todo = [(top_el, None)]
+        while todo:
+            el, parent = todo.pop()
+            if parent is None:
+                name = "main"
             else:
-                self.fail(c, "unsupported element in <default>")
-        self.defaults[name] = own
-        for c in nested:
-            self.default(c, own, "")
+                name = el.attrib.get("class")
+                if name is None:
+                    self.fail(el, "a nested <default> needs a class name")
+                if name in self.defaults:
+                    self.fail(el, f"default class {_q(name)} is defined twice")
+            for k in el.attrib:
+                if k != "class":
+                    self.fail(el, f"unsupported attribute {_q(k)}")
+            base = self.defaults["main"] if parent is None else parent
+            own = {tag: dict(v) for tag, v in base.items()}
+            nested = []
+            for c in el.children:
+                if c.tag == "default":
+                    nested.append(c)
+                elif c.tag in allowed:
+                    own.setdefault(c.tag, {}).update(c.attrib)
+                else:
+                    self.fail(c, "unsupported element in <default>")
+            self.defaults[name] = own
+            todo.extend((c, own) for c in reversed(nested))
 
     # -- kinematic tree: collect -----------------------------------------------------------------
 
     def collect(self, el, parent_entry, rel_frame, world_frame, cls, out, root_level=False):
-        """Walk a <worldbody>/<body>/<frame>'s children. ``rel_frame``: frame relative to the enclosing
-        body's frame; ``world_frame``: that frame in world. Bodies are appended to ``out``."""
-        for c in el.children:
+        """Walk a <worldbody>'s tree in document order. Each level is (its children, the enclosing
+        body entry or -1, ``rel_frame``: the level's frame relative to the enclosing body's frame,
+        ``world_frame``: that frame in world, default class, the list bodies are appended to, whether
+        bodies here are children of <worldbody>). An explicit stack instead of recursion keeps deep
+        (but legal) nesting from overflowing Python's stack."""
+        stack = [(iter(el.children), parent_entry, rel_frame, world_frame, cls, out, root_level)]
+        while stack:
+            it, parent_entry, rel_frame, world_frame, cls, out, root_level = stack[-1]
+            c = next(it, None)
+            if c is None:
+                stack.pop()
+                continue
             if c.tag == "body":
                 a = self.attrs(c, cls)
                 self.zero(c, a, "gravcomp", why="(gravity compensation) is not supported")
@@ -665,22 +782,26 @@ class _Importer:
                     self.fail(c, "mocap bodies must be children of <worldbody>")
                 child_cls = a.get("childclass", cls)
                 if child_cls is not None and child_cls not in self.defaults:
-                    self.fail(c, f"unknown childclass {child_cls!r}")
+                    self.fail(c, f"unknown childclass {_q(child_cls)}")
                 out.append(entry)
-                self.collect_body(c, entry, child_cls)
+                # Items directly in the body are relative to the body frame.
+                stack.append((iter(c.children), entry, hm.IDENTITY, hm.IDENTITY, child_cls, entry["children"], False))
             elif c.tag == "frame":
                 a = self.attrs(c, cls)
                 fcls = a.get("childclass", cls)
                 if fcls is not None and fcls not in self.defaults:
-                    self.fail(c, f"unknown childclass {fcls!r}")
-                self.collect(
-                    c,
-                    parent_entry,
-                    hm.transform_mul(rel_frame, self.pose(c, a)),
-                    hm.transform_mul(world_frame, self.pose(c, a)),
-                    fcls,
-                    out,
-                    root_level,
+                    self.fail(c, f"unknown childclass {_q(fcls)}")
+                fpose = self.pose(c, a)
+                stack.append(
+                    (
+                        iter(c.children),
+                        parent_entry,
+                        hm.transform_mul(rel_frame, fpose),
+                        hm.transform_mul(world_frame, fpose),
+                        fcls,
+                        out,
+                        root_level,
+                    )
                 )
             elif parent_entry == -1 and c.tag in ("geom", "site"):
                 self.item(c, cls, None, rel_frame, world_frame)
@@ -690,10 +811,6 @@ class _Importer:
                 logger.debug("%s: ignored (visual)", self.doc.where(c))
             else:
                 self.fail(c, "unsupported element here")
-
-    def collect_body(self, el, entry, cls):
-        # Items directly in the body are relative to the body frame.
-        self.collect(el, entry, hm.IDENTITY, hm.IDENTITY, cls, entry["children"])
 
     def item(self, el, cls, entry, rel_frame, world_frame):
         a = self.attrs(el, cls)
@@ -724,11 +841,17 @@ class _Importer:
             self.site(el, a, -1, frame)
         for entry in roots:
             j_first = b.joint_count
-            self.emit_body(entry, -1, hm.IDENTITY)
+            # Depth first in document order, with an explicit stack (no recursion limit on depth).
+            todo = [(entry, -1, hm.IDENTITY)]
+            while todo:
+                node, parent_index, parent_world = todo.pop()
+                body, world = self.emit_body(node, parent_index, parent_world)
+                todo.extend((child, body, world) for child in reversed(node["children"]))
             if b.joint_count > j_first:
                 b.add_articulation(list(range(j_first, b.joint_count)), label=entry["name"])
 
     def emit_body(self, entry, parent_index, parent_world):
+        """Add one body (its geoms, sites and joint); returns its scratch index and world pose."""
         b = self.scratch
         el = entry["el"]
         world = hm.transform_mul(parent_world, entry["local"])
@@ -751,6 +874,10 @@ class _Importer:
                 local_i = np.diag(self.floats(iel, ia, "diaginertia", 3))
             else:
                 self.fail(iel, "diaginertia or fullinertia is required")
+            key = "fullinertia" if "fullinertia" in ia else "diaginertia"
+            # MuJoCo checks the triangle inequality in float64 without slack; only eigenvalue round-off
+            # (a rotated thin disk sits exactly on the bound) is forgiven here.
+            self._add(iel, check_inertia_triangle, f"attribute {key}={_q(ia[key])}", local_i, MJ_TRIANGLE_RTOL)
             r = quat_to_matrix(ipose[3:])
             inertia = r @ local_i @ r.T
             com = ipose[:3]
@@ -779,8 +906,7 @@ class _Importer:
             self.site(sel, sa, body, frame)
         parent_xform_base = entry["local"] if parent_index >= 0 else world
         self.joint(entry, body, parent_index, parent_xform_base)
-        for child in entry["children"]:
-            self.emit_body(child, body, world)
+        return body, world
 
     def joint(self, entry, body, parent, parent_base):
         b = self.scratch
@@ -798,6 +924,7 @@ class _Importer:
             if entry["mocap"]:
                 return
             if entry["root"] and self.floating:
+                self.check_moving_body(el, body)
                 self._add(el, b.add_joint_free, body, label=entry["name"])
                 return
             if parent >= 0 and b.body_mass[body] == 0.0 and b.body_mass[parent] > 0.0:
@@ -809,8 +936,7 @@ class _Importer:
             self._add(el, b.add_joint_fixed, parent, body, parent_base, label=entry["name"])
             return
         jel, ja = joints[0]
-        if b.body_mass[body] <= 0.0:
-            self.fail(el, "a body with a joint needs mass (an <inertial> or geoms with density or mass)")
+        self.check_moving_body(el, body)
         frame = ja.pop("_frame", hm.IDENTITY)
         jtype = (
             "free"
@@ -874,9 +1000,9 @@ class _Importer:
         drive = self.joint_drive.get(name) if name is not None else None
         if drive is not None:
             if drive.get("ke", 0.0) > 0.0 and stiffness > 0.0:
-                self.fail(jel, f"joint stiffness and the position actuator {drive['name']!r} both set its stiffness")
+                self.fail(jel, f"joint stiffness and the position actuator {_q(drive['name'])} both set its stiffness")
             if drive.get("velocity_servo") and damping > 0.0:
-                self.fail(jel, f"joint damping and the velocity actuator {drive['name']!r} both set its damping")
+                self.fail(jel, f"joint damping and the velocity actuator {_q(drive['name'])} both set its damping")
             ke += drive.get("ke", 0.0)
             kd += drive.get("kd", 0.0)
         add = b.add_joint_revolute if jtype == "hinge" else b.add_joint_prismatic
@@ -898,6 +1024,24 @@ class _Importer:
             label=label,
         )
         self._register_joint(jel, name, j, jtype)
+
+    def check_moving_body(self, el, body):
+        """MuJoCo 4.0 rejects a moving body whose mass or any principal inertia is below mjMINVAL
+        (``MJ_MINVAL``); a zero inertia would freeze its rotation here (a zero inverse inertia).
+        MuJoCo waives the rule when a jointless child with mass and inertia is welded to the body
+        (it merges the two); here every body keeps its own inertia, so that waiver does not apply."""
+        b = self.scratch
+        mass = b.body_mass[body]
+        if mass <= 0.0:
+            self.fail(el, "a body with a joint needs mass (an <inertial> or geoms with density or mass)")
+        principal = np.linalg.eigvalsh(np.asarray(b.body_inertia[body], dtype=np.float64))
+        if mass < MJ_MINVAL or principal.min() < MJ_MINVAL:
+            self.fail(
+                el,
+                f"a body with a joint needs mass and principal inertias of at least {MJ_MINVAL:g} (MuJoCo's "
+                f"mjMINVAL), got mass {mass:.6g} and inertias {', '.join(f'{v:.6g}' for v in principal)}; "
+                "a zero inertia would make it unable to rotate",
+            )
 
     def _register_joint(self, el, name, j, jtype):
         if name is not None:
@@ -922,7 +1066,7 @@ class _Importer:
             "sphere",
         )
         if gtype in ("mesh", "hfield", "sdf", "ellipsoid"):
-            self.fail(el, f"geom type {gtype!r} is not supported (use sphere, box, capsule, cylinder or plane)")
+            self.fail(el, f"geom type {_q(gtype)} is not supported (use sphere, box, capsule, cylinder or plane)")
         for k in ("mesh", "hfield"):
             if k in a:
                 self.fail(el, f"attribute {k} is not supported")
@@ -954,12 +1098,13 @@ class _Importer:
                 self.fail(el, f"size values must be > 0, got {size[:n]}")
 
         friction = self.floats(el, a, "friction", (1, 2, 3), default=(1.0,))
-        condim = int(self.real(el, a, "condim", 3))
+        condim = self.integer(el, a, "condim", 3)
         if condim not in (1, 3):
             self.fail(el, f"condim={condim} is not supported (1: frictionless, 3: sliding friction)")
         mu = 0.0 if condim == 1 else friction[0]
-        contype = int(self.real(el, a, "contype", 1, lo=0))
-        conaff = int(self.real(el, a, "conaffinity", 1, lo=0))
+        # 32-bit masks; a negative value (MuJoCo accepts it) sets the high bits, as in two's complement.
+        contype = self.integer(el, a, "contype", 1)
+        conaff = self.integer(el, a, "conaffinity", 1)
         has_collision = contype != 0 or conaff != 0
         kw = dict(mu=mu, has_collision=has_collision, label=a.get("name"))
         if gtype != "plane":
@@ -1013,28 +1158,44 @@ class _Importer:
                 self.fail(c, "unsupported contact element (only <exclude> is supported)")
             for k in c.attrib:
                 if k not in ("name", "body1", "body2"):
-                    self.fail(c, f"unsupported attribute {k!r}")
+                    self.fail(c, f"unsupported attribute {_q(k)}")
             b1 = self.named(c, c.attrib, self.body_index, "body1", "body")
             b2 = self.named(c, c.attrib, self.body_index, "body2", "body")
             self.excludes.append((b1, b2))
 
     def collision_filters(self):
         """MuJoCo collides two geoms if (contype1 & conaffinity2) | (contype2 & conaffinity1); pairs of
-        imported shapes that fail the test, and pairs on excluded bodies, get a filter pair."""
+        imported shapes that fail the test, and pairs on excluded bodies, get a filter pair.
+
+        Linear in the shape count plus the pairs it emits: shapes are grouped by their
+        (contype, conaffinity) bits, only groups that fail the test against each other are paired
+        shape by shape, and excluded body pairs are visited through each body's own shapes."""
         b = self.scratch
-        n = b.shape_count
-        excluded = {(min(p, q), max(p, q)) for p, q in self.excludes}
-        for i in range(n):
-            if not b.shape_has_collision[i]:
-                continue
-            for j in range(i + 1, n):
-                if not b.shape_has_collision[j] or b.shape_body[i] == b.shape_body[j]:
+        groups: dict[tuple[int, int], list[int]] = {}
+        by_body: dict[int, list[int]] = {}
+        for i in range(b.shape_count):
+            if b.shape_has_collision[i]:
+                groups.setdefault(self.shape_bits[i], []).append(i)
+                by_body.setdefault(b.shape_body[i], []).append(i)
+        pairs = set()
+        keys = list(groups)
+        for gi, (ti, ai) in enumerate(keys):
+            for tj, aj in keys[gi:]:
+                if (ti & aj) or (tj & ai):
                     continue
-                ti, ai = self.shape_bits[i]
-                tj, aj = self.shape_bits[j]
-                bi, bj = b.shape_body[i], b.shape_body[j]
-                if not ((ti & aj) or (tj & ai)) or (min(bi, bj), max(bi, bj)) in excluded:
-                    b.add_shape_collision_filter_pair(i, j)
+                first, second = groups[(ti, ai)], groups[(tj, aj)]
+                for i in first:
+                    for j in second:
+                        if i != j and b.shape_body[i] != b.shape_body[j]:
+                            pairs.add((min(i, j), max(i, j)))
+        for p, q in {(min(p, q), max(p, q)) for p, q in self.excludes}:
+            if p == q:
+                continue
+            for i in by_body.get(p, ()):
+                for j in by_body.get(q, ()):
+                    pairs.add((min(i, j), max(i, j)))
+        for i, j in sorted(pairs):
+            b.add_shape_collision_filter_pair(i, j)
 
     # -- tendons -------------------------------------------------------------------------------
 
@@ -1057,11 +1218,11 @@ class _Importer:
                     self.fail(c, "a fixed tendon holds only <joint> elements")
                 for k in c.attrib:
                     if k not in ("joint", "coef"):
-                        self.fail(c, f"unsupported attribute {k!r}")
+                        self.fail(c, f"unsupported attribute {_q(k)}")
                 jn = c.attrib.get("joint")
                 joints.append(self.named(c, c.attrib, self.joint_index, "joint", "joint"))
                 if self.joint_type[jn] not in ("hinge", "slide"):
-                    self.fail(c, f"joint {jn!r} is a {self.joint_type[jn]} joint; fixed tendons need hinge or slide")
+                    self.fail(c, f"joint {_q(jn)} is a {self.joint_type[jn]} joint; fixed tendons need hinge or slide")
                 coefs.append(self.real(c, c.attrib, "coef", 0.0))
             if not joints:
                 self.fail(el, "a fixed tendon needs at least one <joint>")
@@ -1072,17 +1233,19 @@ class _Importer:
                 if c.tag == "site":
                     for k in c.attrib:
                         if k != "site":
-                            self.fail(c, f"unsupported attribute {k!r}")
+                            self.fail(c, f"unsupported attribute {_q(k)}")
                     body, pose = self.named(c, c.attrib, self.site_pose, "site", "site")
                     path.append(TendonSite(body=body, offset=tuple(pose[:3])))
                 elif c.tag == "geom":
                     for k in c.attrib:
                         if k not in ("geom", "sidesite"):
-                            self.fail(c, f"unsupported attribute {k!r}")
+                            self.fail(c, f"unsupported attribute {_q(k)}")
                     self.named(c, c.attrib, self.geom_index, "geom", "geom")
                     gel, gtype, body, pose, size = self.geom_el[c.attrib["geom"]]
                     if gtype not in ("sphere", "cylinder"):
-                        self.fail(c, f"geom {c.attrib['geom']!r} is a {gtype}; tendons wrap spheres and cylinders only")
+                        self.fail(
+                            c, f"geom {_q(c.attrib['geom'])} is a {gtype}; tendons wrap spheres and cylinders only"
+                        )
                     side = None
                     if "sidesite" in c.attrib:
                         sb, sp = self.named(c, c.attrib, self.site_pose, "sidesite", "site")
@@ -1101,7 +1264,7 @@ class _Importer:
                 elif c.tag == "pulley":
                     for k in c.attrib:
                         if k != "divisor":
-                            self.fail(c, f"unsupported attribute {k!r}")
+                            self.fail(c, f"unsupported attribute {_q(k)}")
                     div = self.floats(c, c.attrib, "divisor", 1)
                     if div is None:
                         self.fail(c, "attribute divisor is required")
@@ -1215,7 +1378,7 @@ class _Importer:
 
     def tendon_actuator(self, el, name, tname, gear, g0, b0, b1, b2, tau, ctrl, force):
         if tname in self.tendon_drive:
-            self.fail(el, f"tendon {tname!r} already has the actuator {self.tendon_drive[tname]['name']!r}")
+            self.fail(el, f"tendon {_q(tname)} already has the actuator {_q(self.tendon_drive[tname]['name'])}")
         g2 = gear * gear
         props = {"position_gain": 0.0 - g2 * b1, "velocity_gain": 0.0 - g2 * b2, "activation_time": tau}
         lo, hi = -math.inf, math.inf
@@ -1235,7 +1398,7 @@ class _Importer:
 
     def joint_actuator(self, el, name, jname, gear, g0, b0, b1, b2, tau, force):
         if jname in self.joint_drive:
-            self.fail(el, f"joint {jname!r} already has the actuator {self.joint_drive[jname]['name']!r}")
+            self.fail(el, f"joint {_q(jname)} already has the actuator {_q(self.joint_drive[jname]['name'])}")
         if force is not None:
             self.fail(el, "forcerange on a joint actuator is not supported (joint drives have no force bound)")
         if tau != 0.0 or b0 != 0.0:
@@ -1274,7 +1437,9 @@ class _Importer:
             else:
                 j = self.named(el, {"joint": tname}, self.joint_index, "joint", "joint")
                 if self.joint_type[tname] not in ("hinge", "slide"):
-                    self.fail(el, f"joint {tname!r} is a {self.joint_type[tname]} joint; actuators need hinge or slide")
+                    self.fail(
+                        el, f"joint {_q(tname)} is a {self.joint_type[tname]} joint; actuators need hinge or slide"
+                    )
                 mode = self.joint_drive[tname]["mode"]
                 spec = {
                     "motor": ("joint_f", gear * p["g0"], 0.0),
@@ -1355,7 +1520,8 @@ def add_mjcf(
 
     Args:
         builder: The ``ModelBuilder`` to append to. It is left unchanged if anything fails.
-        source: A file path or an XML string starting with ``<``.
+        source: A file path or an XML string starting with ``<`` (after whitespace and an optional
+            byte-order mark), or XML bytes.
         xform: Placement of the whole model (px, py, pz, qx, qy, qz, qw) [m]; default identity.
         floating: None follows the file (``<freejoint>`` gives a free base, a jointless child of
             ``<worldbody>`` is welded to the world); True gives every jointless root body a free
@@ -1369,8 +1535,12 @@ def add_mjcf(
 
     Raises:
         ValueError: broken XML, unknown names, bad values, or elements/attributes that would change
-            the physics but are not supported; the message names the file, line and element.
-        TypeError: non-numeric attribute values.
+            the physics but are not supported, and whatever MuJoCo 4.0's parser rejects (non-integer
+            ``condim``/``contype``/``conaffinity``, moving bodies with mass or inertia below mjMINVAL,
+            inertias breaking the triangle inequality, nesting deeper than ``MAX_ELEMENT_DEPTH``);
+            the message names the file, line and element and quotes at most ``MAX_ECHO`` characters
+            of a value.
+        TypeError: non-numeric attribute values (including Python-only forms such as ``1_0``).
     """
     if not isinstance(label_prefix, str):
         raise TypeError(f"add_mjcf: label_prefix must be a str, got {type(label_prefix).__name__}")
@@ -1384,12 +1554,12 @@ def add_mjcf(
         if label_prefix + label in builder.transmission_label:
             raise ValueError(
                 f"add_mjcf({doc.name}): the builder already has a transmission tendon labelled "
-                f"{label_prefix + label!r}; pass a label_prefix"
+                f"{_q(label_prefix + label)}; pass a label_prefix"
             )
     for label in scratch.coupling_label:
         if label_prefix + label in builder.coupling_label:
             raise ValueError(
-                f"add_mjcf({doc.name}): the builder already has a coupling labelled {label_prefix + label!r}; "
+                f"add_mjcf({doc.name}): the builder already has a coupling labelled {_q(label_prefix + label)}; "
                 "pass a label_prefix"
             )
     b0, s0, j0 = builder.body_count, builder.shape_count, builder.joint_count

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -467,6 +468,11 @@ class _Importer:
         if np.any(diag < 0.0):
             raise ValueError(f"{_where(prim)}: attribute 'physics:diagonalInertia' must be >= 0, got {tuple(diag)}")
         axes = _get_quat(prim, "physics:principalAxes")
+        if np.any(diag > 0.0):
+            from .builder import _check_inertia_triangle
+
+            # The diagonal is the principal inertia: a rigid body's satisfies I1 + I2 >= I3.
+            _check_inertia_triangle(f"{_where(prim)}: attribute 'physics:diagonalInertia' {tuple(diag)}", np.diag(diag))
         if m == 0.0 and not com_set and not np.any(diag > 0.0):
             return None
         # What the shapes alone would give, computed by the builder itself on a probe body.
@@ -800,9 +806,77 @@ class _Importer:
             if np.linalg.norm(d) > 0.0:
                 g_dir = d / np.linalg.norm(d)
             m = _get_real(prim, "physics:gravityMagnitude", -_INF, allow_inf=True)
+            if m == _INF:
+                # -inf is UsdPhysics' "use the default" sentinel; +inf is no gravity anything can follow.
+                raise ValueError(
+                    f"{_where(prim)}: attribute 'physics:gravityMagnitude' must be finite (or -inf, UsdPhysics' "
+                    "'use the default gravity' value), got inf"
+                )
             if math.isfinite(m):
                 g_mag = m * self.mpu
         return tuple(float(c) for c in hm.quat_rotate(self.up, g_dir * g_mag))
+
+
+MAX_ECHO = 300
+"""Longest USD composition-error text (characters) a message repeats."""
+
+
+def _clip(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= MAX_ECHO else text[: MAX_ECHO - 3] + "..."
+
+
+def _composition_problems(stage) -> list[str]:
+    """What failed to compose on ``stage``, one line each naming the prim and the layer.
+
+    Pcp reports a missing referenced file, prim, sublayer or payload and a reference cycle
+    (``Usd.Stage.GetCompositionErrors``); everything those arcs would have brought in is absent from
+    the stage. An inherit of a class prim that exists nowhere is legal USD (Pcp reports nothing), but
+    a prim that inherits from nothing silently lacks what the class was to give it, so it counts too.
+    """
+    from pxr import Usd
+
+    root = stage.GetRootLayer().identifier
+    problems = []
+    for e in stage.GetCompositionErrors():
+        site = getattr(e, "rootSite", None)
+        prim = str(site.path) if site is not None else "?"
+        problems.append(f"prim <{prim}> (stage {root}): {type(e).__name__}: {_clip(str(e))}")
+    # Active prims, class (abstract) and "over" prims included: a class inheriting a missing class
+    # passes the loss on to every prim that inherits it.
+    for prim in Usd.PrimRange.Stage(stage, Usd.TraverseInstanceProxies(Usd.PrimIsActive)):
+        if not prim.HasAuthoredInherits():
+            continue
+        for target in prim.GetInherits().GetAllDirectInherits():
+            if not stage.GetPrimAtPath(target):
+                layers = [spec.layer.identifier for spec in prim.GetPrimStack() if spec.HasInfo("inheritPaths")]
+                problems.append(
+                    f"prim <{prim.GetPath()}> (layer {layers[0] if layers else root}): inherits <{target}>, "
+                    "which is defined nowhere on the stage"
+                )
+    return problems
+
+
+def check_composition(stage, *, strict: bool = True, owner: str = "add_usd") -> None:
+    """Raise ``ValueError`` (``strict``) or warn (``warnings.warn``) when ``stage`` did not compose:
+    a missing referenced file or prim, sublayer or payload, a reference cycle, a missing inherit."""
+    problems = _composition_problems(stage)
+    if not problems:
+        return
+    shown = problems[:5]
+    more = f"; and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
+    msg = (
+        f"{owner}: the stage did not compose, so what these arcs bring in would be missing from the import: "
+        + "; ".join(shown)
+        + more
+    )
+    if strict:
+        raise ValueError(msg + " (pass strict=False to import what did compose)")
+    warnings.warn(msg, UsdCompositionWarning, stacklevel=3)
+
+
+class UsdCompositionWarning(UserWarning):
+    """``add_usd(..., strict=False)`` imported a stage with composition errors (what failed is absent)."""
 
 
 def _open_stage(source):
@@ -861,7 +935,10 @@ def add_usd(
         strict: when True (default), well-formed physics we cannot represent (finite drive
             ``maxForce``, acceleration drives, spherical cone limits, breakable joints, inverted
             collision groups, ``MjcActuator`` prims on joints or sites) raises ``ValueError``; when False
-            it is ignored with a logged warning.
+            it is ignored with a logged warning. A stage that did not compose (a missing referenced
+            file or prim, sublayer or payload, a reference cycle, an inherit of a prim defined
+            nowhere) raises ``ValueError`` naming the prim and layer; with ``strict=False`` it warns
+            (``UsdCompositionWarning``) and what did compose is imported.
         label_prefix: prepended to every label the import adds (bodies, shapes, joints, articulations,
             free joints, routed cables, transmission tendons, couplings), so one stage can be imported
             twice. An import whose transmission or coupling labels would repeat ones already in
@@ -905,6 +982,7 @@ def add_usd(
     if world is not None and (isinstance(world, bool) or not isinstance(world, (int, np.integer))):
         raise TypeError(f"add_usd: world must be an int, got {type(world).__name__}")
     stage = _open_stage(source)
+    check_composition(stage, strict=strict, owner=f"add_usd({stage.GetRootLayer().identifier})")
 
     imp = _Importer(stage, default_density=default_density, mesh_approximation=mesh_approximation, strict=strict)
     imp.collect()

@@ -887,3 +887,228 @@ def test_routed_cable_on_imported_bodies_matches_mujoco_length():
         assert solver.tendon_guide_wrap.numpy()[2] > 0.1  # the cable wraps the roller at every pose
         lengths.append(ours)
     assert max(lengths) - min(lengths) > 0.05  # the poses really change the route
+
+
+# ----------------------------------------------------------------------------------------------
+# MuJoCo 4.0's parser rules: what MuJoCo rejects raises here, what it accepts imports
+
+
+def nested_bodies(n: int) -> str:
+    """``n`` nested hinged bodies, each with a sphere: the deepest element is at depth n + 3
+    (mujoco 1, worldbody 2, bodies 3 .. n + 2, their joint and geom n + 3)."""
+    link = '<body pos="0 0 -0.1"><joint axis="0 1 0"/><geom size="0.01"/>'
+    return f"<mujoco><worldbody>{link * n}{'</body>' * n}</worldbody></mujoco>"
+
+
+def nested_frames(n: int, end_tag: bool = False) -> str:
+    """A hinged body holding ``n`` nested frames around one geom at depth n + 4."""
+    geom = '<geom size="0.01"></geom>' if end_tag else '<geom size="0.01"/>'
+    inner = '<frame pos="0 0 0.001">' * n + geom + "</frame>" * n
+    return f'<mujoco><worldbody><body><joint/><geom size="0.1"/>{inner}</body></worldbody></mujoco>'
+
+
+def nested_defaults(n: int) -> str:
+    classes = "".join(f'<default class="c{i}">' for i in range(n)) + "</default>" * n
+    return (
+        f"<mujoco><default>{classes}</default>"
+        f'<worldbody><body><joint/><geom class="c{n - 1}" size="0.1"/></body></worldbody></mujoco>'
+    )
+
+
+def one_body(geom: str = "", inertial: str = "", joint: str = '<joint type="hinge"/>') -> str:
+    return (
+        f'<mujoco><worldbody><body pos="0 0 1">{joint}{inertial}<geom type="sphere" size="0.1" {geom}/>'
+        "</body></worldbody></mujoco>"
+    )
+
+
+SLIDE = '<joint type="slide"/>'
+BALL = '<joint type="ball"/>'
+
+
+def inertial(spec: str) -> str:
+    return f'<inertial pos="0 0 0" mass="1" {spec}/>'
+
+
+# (id, MJCF, what our error says when MuJoCo rejects it). Depths: MuJoCo's tinyxml2 accepts 499
+# levels with the deepest an empty-element tag (MAX_ELEMENT_DEPTH); 496 nested bodies is the deepest.
+MUJOCO_RULES = [
+    ("bodies-496-deep", nested_bodies(496), None),
+    ("bodies-497-deep", nested_bodies(497), r"nesting is too deep"),
+    ("frames-495-deep", nested_frames(495), None),
+    ("frames-496-deep", nested_frames(496), r"nesting is too deep"),
+    ("frames-495-deep-end-tag", nested_frames(495, end_tag=True), r"nesting is too deep"),
+    ("defaults-496-deep", nested_defaults(496), None),
+    ("defaults-497-deep", nested_defaults(497), r"nesting is too deep"),
+    ("size-1_0", one_body('size="1_0"').replace('size="0.1" ', ""), r"attribute size='1_0' must be numbers"),
+    ("size-hex", one_body('size="0x1p-3"').replace('size="0.1" ', ""), None),
+    ("condim-1.5", one_body('condim="1.5"'), r"attribute condim='1.5' must be one integer"),
+    ("condim-3.0", one_body('condim="3.0"'), r"attribute condim='3.0' must be one integer"),
+    ("contype-1.7", one_body('contype="1.7"'), r"attribute contype='1.7' must be one integer"),
+    ("contype-1e30", one_body('contype="1e30"'), r"attribute contype='1e30' must be one integer"),
+    ("contype-2^31", one_body('contype="2147483648"'), r"out of the int32 range"),
+    ("contype-negative", one_body('contype="-1"'), None),
+    ("conaffinity-1.7", one_body('conaffinity="1.7"'), r"attribute conaffinity='1.7' must be one integer"),
+    ("diaginertia-0-hinge", one_body(inertial=inertial('diaginertia="0 0 0"')), r"mjMINVAL"),
+    ("diaginertia-0-slide", one_body(inertial=inertial('diaginertia="0 0 0"'), joint=SLIDE), "mjMINVAL"),
+    ("diaginertia-1e-16-ball", one_body(inertial=inertial('diaginertia="1e-16 1 1"'), joint=BALL), "mjMINVAL"),
+    ("diaginertia-0-welded", one_body(inertial=inertial('diaginertia="0 0 0"'), joint=""), None),
+    ("triangle-violated", one_body(inertial=inertial('diaginertia="1 1 3"')), r"triangle inequality"),
+    ("triangle-just-violated", one_body(inertial=inertial('diaginertia="1 1 2.0000001"')), r"triangle inequality"),
+    ("triangle-equal", one_body(inertial=inertial('diaginertia="1 1 2"')), None),
+    ("triangle-full", one_body(inertial=inertial('fullinertia="1 1 3 0 0 0"')), r"triangle inequality"),
+    ("triangle-welded", one_body(inertial=inertial('diaginertia="3 1 1"'), joint=""), r"triangle inequality"),
+    ("byte-order-mark", "\ufeff" + one_body(), None),
+    (
+        "top-default-renamed",
+        '<mujoco><default class="other"><joint damping="1"/></default></mujoco>',
+        r"cannot be renamed",
+    ),
+    (
+        "class-in-two-sections",
+        '<mujoco><default><default class="a"/></default><default><default class="a"/></default></mujoco>',
+        r"default class 'a' is defined twice",
+    ),
+]
+
+
+@pytest.mark.parametrize(("xml", "match"), [r[1:] for r in MUJOCO_RULES], ids=[r[0] for r in MUJOCO_RULES])
+def test_parser_rules_agree_with_mujoco(xml, match):
+    """Each input is accepted here exactly when MuJoCo 4.0 (``MjModel.from_xml_string``) accepts it;
+    a rejection is a ValueError (TypeError for a malformed number) naming the rule, never a bare
+    RecursionError or a silent truncation/freeze."""
+    mujoco = pytest.importorskip("mujoco")
+    try:
+        mujoco.MjModel.from_xml_string(xml)
+        mujoco_accepts = True
+    except ValueError:
+        mujoco_accepts = False
+    assert mujoco_accepts == (match is None)
+    b = nt.ModelBuilder()
+    if mujoco_accepts:
+        b.add_mjcf(xml)
+        assert b.body_count >= 1
+    else:
+        with pytest.raises((ValueError, TypeError), match=match):
+            b.add_mjcf(xml)
+        assert b.body_count == 0
+
+
+def test_top_level_defaults_merge_as_in_mujoco():
+    """Several top-level <default> sections all add to the class 'main' (a later one overrides an
+    earlier one, a class nested in the first does not see the second): joint damping and stiffness
+    equal MuJoCo's dof_damping and jnt_stiffness, which are exact copies of the attribute text."""
+    mujoco = pytest.importorskip("mujoco")
+    xml = """<mujoco>
+      <default><joint damping="1" armature="0.5"/><default class="early"><geom size="0.2"/></default></default>
+      <default><joint stiffness="2"/><geom size="0.1"/></default>
+      <default><joint armature="0.25"/></default>
+      <worldbody>
+        <body name="a"><joint name="ja"/><geom/></body>
+        <body name="b" pos="1 0 0"><joint name="jb" class="early"/><geom class="early"/></body>
+      </worldbody></mujoco>"""
+    mj = mujoco.MjModel.from_xml_string(xml)
+    b = nt.ModelBuilder()
+    info = b.add_mjcf(xml)
+    for name in ("ja", "jb"):
+        j = mj.joint(name)
+        dof = info.joints[name]  # two hinges: joint index = dof index
+        assert b.joint_target_kd[dof] == mj.dof_damping[j.dofadr[0]], name
+        assert b.joint_target_ke[dof] == mj.jnt_stiffness[j.id], name
+        assert b.joint_armature[dof] == mj.dof_armature[j.dofadr[0]], name
+    assert mj.dof_damping[0] == 1.0 and mj.jnt_stiffness[0] == 2.0 and mj.dof_armature[0] == 0.25
+    assert mj.jnt_stiffness[1] == 0.0 and mj.dof_armature[1] == 0.5  # "early" was copied before
+
+
+MAX_MESSAGE = 600
+"""Longest error message we accept for an input with a huge value: the rule, the element and an
+~80-character excerpt (``newton_tendon.mjcf.MAX_ECHO``)."""
+
+
+@pytest.mark.parametrize(
+    "xml",
+    [
+        one_body('size="0.1 ' + "x" * 10_000_000 + '"').replace('size="0.1" ', ""),
+        one_body('condim="' + "9" * 10_000_000 + '"'),
+        one_body('name="' + "n" * 10_000_000 + '" condim="2"'),
+        "\ufeff<mujoco><worldbody><body>" + "x" * 10_000_000 + "<body/></worldbody></mujoco>",
+        "\ufeffnot xml " + "y" * 10_000_000,
+    ],
+    ids=["10MB-size", "10MB-condim", "10MB-name", "bom-document", "10MB-path"],
+)
+def test_errors_do_not_echo_huge_values(xml):
+    """An error names the attribute and the rule with a bounded excerpt of the value; a string with a
+    byte-order mark is read as XML (not as a file path echoing the whole document)."""
+    with pytest.raises((ValueError, TypeError)) as e:
+        nt.ModelBuilder().add_mjcf(xml)
+    assert len(str(e.value)) < MAX_MESSAGE, str(e.value)[:MAX_MESSAGE]
+
+
+def filters_by_all_pairs(b: nt.ModelBuilder, bits, excludes) -> set:
+    """The filter pairs of the former all-pairs loop: shapes i < j that both collide, on different
+    bodies, whose bits fail MuJoCo's test (contype_i & conaffinity_j) | (contype_j & conaffinity_i),
+    or whose bodies are excluded."""
+    excluded = {(min(p, q), max(p, q)) for p, q in excludes}
+    out = set()
+    for i in range(b.shape_count):
+        for j in range(i + 1, b.shape_count):
+            if not (b.shape_has_collision[i] and b.shape_has_collision[j]):
+                continue
+            bi, bj = b.shape_body[i], b.shape_body[j]
+            if bi == bj:
+                continue
+            (ti, ai), (tj, aj) = bits[i], bits[j]
+            if not ((ti & aj) or (tj & ai)) or (min(bi, bj), max(bi, bj)) in excluded:
+                out.add((i, j))
+    return out
+
+
+def test_collision_filters_equal_all_pairs_rule():
+    """The grouped collision-filter pass gives exactly the pairs of the all-pairs rule on a model
+    mixing contype/conaffinity classes (including a negative mask), world geoms and excludes."""
+    rng = np.random.default_rng(3)
+    masks = [(1, 1), (1, 0), (0, 1), (2, 2), (2, 1), (-1, 0), (0, 0), (4, 3)]
+    bits, bodies = [(1, 1)], []
+    for k in range(24):
+        geoms = ""
+        for _ in range(int(rng.integers(1, 3))):
+            t, a = masks[int(rng.integers(len(masks)))]
+            bits.append((t, a))
+            geoms += f'<geom size="0.05" contype="{t}" conaffinity="{a}"/>'
+        bodies.append(f'<body name="b{k}" pos="{k} 0 1"><freejoint/>{geoms}</body>')
+    excludes = [(3, 7), (7, 3), (0, 1), (5, 20)]
+    contact = "".join(f'<exclude body1="b{p}" body2="b{q}"/>' for p, q in excludes)
+    xml = (
+        f'<mujoco><worldbody><geom type="plane" size="0 0 1"/>{"".join(bodies)}</worldbody>'
+        f"<contact>{contact}</contact></mujoco>"
+    )
+    b = nt.ModelBuilder()
+    info = b.add_mjcf(xml)
+    body_excludes = [(info.bodies[f"b{p}"], info.bodies[f"b{q}"]) for p, q in excludes]
+    expected = filters_by_all_pairs(b, bits, body_excludes)
+    assert len(expected) > 50  # the classes really produce filtered pairs
+    assert b.shape_filter_pairs == expected
+
+
+def test_large_flat_import():
+    """2,000 bodies (8-link hinged chains on a ground plane) import: every body, joint and shape."""
+    chains = []
+    for c in range(250):
+        link = '<body pos="0 0 -0.2"><joint axis="0 1 0"/><geom type="capsule" size="0.02" fromto="0 0 0 0 0 -0.2"/>'
+        chains.append(f'<body pos="{c % 50} {c // 50} 2">{link * 7}' + "</body>" * 7 + '<geom size="0.05"/></body>')
+    xml = f'<mujoco><worldbody><geom type="plane" size="0 0 1"/>{"".join(chains)}</worldbody></mujoco>'
+    b = nt.ModelBuilder()
+    b.add_mjcf(xml)
+    assert (b.body_count, b.joint_count, b.shape_count) == (2000, 2000, 2001)
+
+
+def test_zero_inertia_under_welded_child_is_rejected_unlike_mujoco():
+    """MuJoCo waives mjMINVAL for a hinged body with zero inertia when a jointless child with mass is
+    welded to it (it merges the two). Here each body keeps its own inertia (a zero one would freeze
+    the hinge), so the file is rejected with the rule named (docs/limitations.md)."""
+    mujoco = pytest.importorskip("mujoco")
+    child = '<body pos="0.5 0 0"><geom size="0.1"/></body>'
+    xml = one_body(inertial=inertial('diaginertia="0 0 0"')).replace("</body>", child + "</body>", 1)
+    mujoco.MjModel.from_xml_string(xml)  # MuJoCo accepts it
+    with pytest.raises(ValueError, match=r"<body>: a body with a joint needs mass and principal inertias.*mjMINVAL"):
+        nt.ModelBuilder().add_mjcf(xml)

@@ -199,7 +199,7 @@ def test_mass_api_against_density():
     inertia); otherwise density comes from the shape's MassAPI, the body's MassAPI, the material, or the default."""
     hand = nt.ModelBuilder()
     b = hand.add_body(
-        mass=2.0, inertia=np.diag([0.25, 0.125, 0.5]), com=(0.125, 0, 0), lock_inertia=True, label="/World/Explicit"
+        mass=2.0, inertia=np.diag([0.25, 0.125, 0.3125]), com=(0.125, 0, 0), lock_inertia=True, label="/World/Explicit"
     )
     hand.add_shape_box(b, hx=0.25, hy=0.25, hz=0.25, label="/World/Explicit/Shape")
     b = hand.add_body(
@@ -512,6 +512,16 @@ MALFORMED = {
         ValueError,
         r"</Body>.*</Ghost>",
     ),
+    "inertia breaks the triangle inequality": (
+        joint_case(body_extra="float physics:mass = 1\n    float3 physics:diagonalInertia = (1, 1, 3)"),
+        ValueError,
+        r"</Body>.*diagonalInertia.*triangle inequality",
+    ),
+    "infinite gravityMagnitude": (
+        joint_case(more='\ndef PhysicsScene "Scene"\n{\n    float physics:gravityMagnitude = inf\n}\n'),
+        ValueError,
+        r"</Scene>.*gravityMagnitude.*finite",
+    ),
     "finite maxForce (strict)": (
         joint_case(extra="float drive:angular:physics:maxForce = 5\n    float drive:angular:physics:stiffness = 10"),
         ValueError,
@@ -596,3 +606,82 @@ def NewtonTendon "Cable"
     assert b.tendon_guide_body == [-1, 1]
     np.testing.assert_allclose(b.tendon_guide_offset[1], (0.0, 0.0, 0.25))
     assert b.shape_body[result["shapes"]["/Frozen"]] == -1
+
+
+# ----------------------------------------------------------------------------------------------
+# Composition errors: what a broken arc would bring in is missing, so the import says so
+
+ARM = """#usda 1.0
+def Xform "Arm"
+{
+    def Cube "Link" (
+        prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsCollisionAPI"]
+    )
+    {
+        double size = 0.25
+    }
+}
+"""
+BASE = """
+    def Cube "Base" (
+        prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsCollisionAPI"]
+    )
+    {
+        double size = 0.5
+    }
+"""
+COMPOSITION = {
+    # case: (layer metadata, the arc on </World/Arm>, extra prims in </World>, prim the error names)
+    "missing referenced file": ("", "prepend references = @./gone.usda@</Arm>", "", "/World/Arm"),
+    "missing referenced prim": ("", "prepend references = @./arm.usda@</Nope>", "", "/World/Arm"),
+    "missing sublayer": ("subLayers = [@./gone_layer.usda@]", "", "", "/"),
+    "missing payload": ("", "prepend payload = @./gone_payload.usda@</Arm>", "", "/World/Arm"),
+    "reference cycle": (
+        "",
+        "prepend references = </World/Other>",
+        'def Xform "Other" (prepend references = </World/Arm>) {}',
+        "/World/Arm",
+    ),
+    "missing inherit": ("", "prepend inherits = </World/_ArmClass>", "", "/World/Arm"),
+}
+
+
+def composition_stage(tmp_path, case: str) -> pathlib.Path:
+    meta, arc, extra, _ = COMPOSITION[case]
+    (tmp_path / "arm.usda").write_text(ARM)
+    main = tmp_path / "main.usda"
+    main.write_text(
+        f'#usda 1.0\n(\n    {meta}\n)\ndef Xform "World"\n{{\n{BASE}\n    def Xform "Arm" ({arc})\n    {{\n    }}\n'
+        f"    {extra}\n}}\n"
+    )
+    return main
+
+
+@pytest.mark.parametrize("case", sorted(COMPOSITION))
+def test_composition_errors_raise_or_warn(tmp_path, case):
+    """A stage that did not compose raises (naming the prim and the layer) and leaves the builder
+    unchanged; with strict=False it warns (UsdCompositionWarning) and imports what did compose: the
+    base body, without the arm's link."""
+    from newton_tendon.usd import UsdCompositionWarning
+
+    main = composition_stage(tmp_path, case)
+    prim = COMPOSITION[case][3]
+    b = populated_builder()
+    snapshot = copy.deepcopy(vars(b))
+    with pytest.raises(ValueError, match=rf"<{prim}>.*main\.usda.*strict=False"):
+        b.add_usd(main)
+    assert same(vars(b), snapshot)
+    with pytest.warns(UsdCompositionWarning, match=rf"<{prim}>"):
+        result = b.add_usd(main, strict=False)
+    assert "/World/Base" in result["bodies"] and "/World/Arm/Link" not in result["bodies"]
+
+
+def test_composed_reference_imports_without_warning(tmp_path, recwarn):
+    """The same stage with its reference intact imports the arm's link, and nothing is reported."""
+    (tmp_path / "arm.usda").write_text(ARM)
+    main = tmp_path / "main.usda"
+    arm = 'def Xform "Arm" (prepend references = @./arm.usda@</Arm>)'
+    main.write_text(f'#usda 1.0\ndef Xform "World"\n{{\n{BASE}\n    {arm}\n    {{\n    }}\n}}\n')
+    result = nt.ModelBuilder().add_usd(main)
+    assert {"/World/Base", "/World/Arm/Link"} <= set(result["bodies"])
+    assert not [w for w in recwarn if "compose" in str(w.message)]
