@@ -610,3 +610,117 @@ def test_color_takes_no_input_and_handles_an_empty_builder():
     b = ModelBuilder()
     assert b.color() == 0
     assert b.body_color == []
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Run-time input: non-finite forces and a bad step size (issue 24, item 6)
+# ---------------------------------------------------------------------------------------------------------------
+
+RUN_DT = 0.01
+
+
+def run_scene(solver: str):
+    """A pendulum (body ``p`` on a revolute joint about world Z, 0.5 m from its hinge, so gravity does not swing
+    it) and a free body ``f``; default solver settings (default iterations, compliance 0, one world)."""
+    b = ModelBuilder()
+    p = b.add_body(xform=(0.5, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3) * 0.1, label="p")
+    b.add_body(xform=(2.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3) * 0.1, label="f")
+    b.add_joint_revolute(-1, p, parent_xform=(0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0),
+                         child_xform=(-0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), axis=(0.0, 0.0, 1.0))  # fmt: skip
+    if solver == "vbd":
+        b.color()
+    model = b.finalize()
+    from .helpers import SOLVERS
+
+    return model, SOLVERS[solver](model)
+
+
+def state_arrays(state) -> dict:
+    return {k: v.numpy().copy() for k, v in vars(state).items() if hasattr(v, "numpy") and v.shape[0]}
+
+
+BAD_FORCES = [
+    pytest.param("joint_f", NAN, id="joint_f-nan"),
+    pytest.param("joint_f", INF, id="joint_f-inf"),
+    pytest.param("joint_f", -INF, id="joint_f--inf"),
+    pytest.param("body_f", (NAN, 0.0, 0.0, 0.0, 0.0, 0.0), id="body_f-force-nan"),
+    pytest.param("body_f", (0.0, INF, 0.0, 0.0, 0.0, 0.0), id="body_f-force-inf"),
+    pytest.param("body_f", (0.0, 0.0, 0.0, 0.0, 0.0, -INF), id="body_f-torque--inf"),
+]
+
+
+@pytest.mark.parametrize(("array", "value"), BAD_FORCES)
+def test_non_finite_force_counts_as_zero_for_the_step(solver, array, value):
+    """A NaN or inf in ``Control.joint_f`` or ``State.body_f`` is ignored for that step (docs/robustness.md,
+    "Run-time input"): the step gives bitwise the state of a zero-force step (same kernels, same float32
+    operations, so no tolerance), and the next step, with the force cleared, moves the bodies as a zero-force
+    step does. On 72040d5 the NaN reached body_qd (and stayed there), inf gave inf or NaN velocities."""
+    model, sim = run_scene(solver)
+    runs = {}
+    for bad in (False, True):
+        s0, s1, s2 = model.state(), model.state(), model.state()
+        control = model.control()
+        if bad:
+            if array == "joint_f":
+                control.joint_f.fill_(value)
+            else:
+                s0.body_f.assign(np.array([value, value], dtype=np.float32))
+        sim.step(s0, s1, control, None, RUN_DT)
+        after_one = state_arrays(s1)
+        control.joint_f.zero_()
+        s1.clear_forces()
+        sim.step(s1, s2, control, None, RUN_DT)
+        runs[bad] = (after_one, state_arrays(s2))
+    for step in (0, 1):
+        for name, clean in runs[False][step].items():
+            got = runs[True][step][name]
+            assert np.all(np.isfinite(got)), f"step {step + 1}: {name} not finite: {got}"
+            np.testing.assert_array_equal(got, clean, err_msg=f"step {step + 1}: {name}")
+
+
+def test_finite_forces_still_act(solver):
+    """The guard drops only non-finite values: 2 N m of joint_f on the pendulum (inertia about the hinge
+    I = 0.1 + 1 * 0.5^2 = 0.35 kg m^2) gives omega_z = tau dt / I after one step (Euler, v += dt tau / I),
+    and 3 N along x on the free 1 kg body gives v_x = F dt / m. Tolerance: 2 % for the pendulum (the solver
+    projects the joint, which rounds the swing velocity in float32 and XPBD's relaxation leaves a small
+    residual), 1e-6 m/s for the free body (float32 round-off of 0.03 m/s)."""
+    model, sim = run_scene(solver)
+    s0, s1 = model.state(), model.state()
+    control = model.control()
+    control.joint_f.fill_(2.0)
+    s0.body_f.assign(np.array([[0.0] * 6, [3.0, 0.0, 0.0, 0.0, 0.0, 0.0]], dtype=np.float32))
+    sim.step(s0, s1, control, None, RUN_DT)
+    qd = s1.body_qd.numpy().astype(np.float64)
+    assert qd[0, 5] == pytest.approx(2.0 * RUN_DT / 0.35, rel=0.02)
+    assert qd[1, 0] == pytest.approx(3.0 * RUN_DT / 1.0, abs=1e-6)
+
+
+BAD_DT = [
+    pytest.param(NAN, ValueError, id="nan"),
+    pytest.param(INF, ValueError, id="inf"),
+    pytest.param(-INF, ValueError, id="-inf"),
+    pytest.param(0.0, ValueError, id="zero"),
+    pytest.param(-1e-3, ValueError, id="negative"),
+    pytest.param(1e-39, ValueError, id="float32-subnormal"),
+    pytest.param(1e39, ValueError, id="float32-overflow"),
+    pytest.param("0.01", TypeError, id="type-str"),
+    pytest.param(True, TypeError, id="type-bool"),
+]
+
+
+@pytest.mark.parametrize(("dt", "exc"), BAD_DT)
+def test_step_rejects_bad_dt_before_writing(solver, dt, exc):
+    """step() checks dt on the host before any launch: NaN, inf, 0, negative or a value outside the normal
+    float32 range raises, names the solver and dt, and leaves state_out exactly as it was (here: the state
+    after one good step, so every array holds non-default values)."""
+    model, sim = run_scene(solver)
+    s0, s1 = model.state(), model.state()
+    control = model.control()
+    control.joint_f.fill_(1.0)
+    sim.step(s0, s1, control, None, RUN_DT)
+    before = state_arrays(s0)
+    with pytest.raises(exc, match=rf"Solver{solver.upper()}\.step: dt"):
+        sim.step(s1, s0, control, None, dt)
+    after = state_arrays(s0)
+    for name, arr in before.items():
+        np.testing.assert_array_equal(after[name], arr, err_msg=name)
