@@ -10,7 +10,8 @@ from warp_kernels.cable import measure_baseline
 from warp_kernels.collide import pair_contact_capacity
 
 from ._transmission_model import finalize_transmissions
-from .inertia import quat_to_matrix
+from ._float32 import first_overflow, overflows, range_message
+from .inertia import float32_mass_problem, inverse_mass_properties, quat_to_matrix
 from .model import Model, tendon_model_struct
 from .tendon import AttributeFrequency
 
@@ -53,12 +54,81 @@ def _mass_properties(b):
             inertia[b.joint_child[j]] += b.joint_armature[qd_start] * np.outer(a, a)
         qd_start += ndof
     moving = (mass > 0.0) & ((flags & T.BODY_KINEMATIC) == 0)
-    inv_mass = np.where(moving, 1.0 / np.where(mass > 0.0, mass, 1.0), 0.0)
+    inv_mass = np.zeros(n)
     inv_inertia = np.zeros_like(inertia)
-    for i in np.nonzero(moving)[0]:
-        if np.linalg.det(inertia[i]) > 1e-30:
-            inv_inertia[i] = np.linalg.inv(inertia[i])
+    for i in range(n):
+        # The builder checked each body as it was added; armature and direct edits are checked here.
+        problem = float32_mass_problem(mass[i], inertia[i], bool(moving[i]))
+        if problem is not None:
+            raise ValueError(f"finalize: body '{b.body_label[i]}' (index {i}): {problem}")
+        inv_mass[i], inv_inertia[i] = inverse_mass_properties(mass[i], inertia[i], bool(moving[i]))
     return mass, inertia, inv_mass, inv_inertia, moving
+
+
+def _entity(b, attr: str, i: int, n: int) -> str:
+    """Name entity ``i`` of builder list ``attr`` (``n`` entries) for an error message."""
+    kinds = (
+        ("body_", "body", b.body_label, b.body_count),
+        ("shape_", "shape", b.shape_label, b.shape_count),
+        ("joint_", "joint", b.joint_label, b.joint_count),
+        ("tendon_guide_", "tendon guide", None, b.tendon_guide_count),
+        ("tendon_segment_", "tendon span", None, b.tendon_segment_count),
+        ("transmission_", "transmission tendon", b.transmission_label, b.transmission_count),
+        ("coupling_", "coupling", b.coupling_label, b.coupling_count),
+    )
+    for prefix, kind, labels, count in kinds:
+        if attr.startswith(prefix) and n == count:
+            return f"{kind} {labels[i]!r} (index {i})" if labels is not None else f"{kind} {i}"
+    if attr.startswith("joint_") and n == b.joint_dof_count:
+        return f"joint dof {i}"
+    return f"{attr}[{i}]"
+
+
+def _float32_values(x):
+    """Every float in a stored builder value (nested tuples, lists, dicts and arrays), as float64."""
+    if isinstance(x, (float, np.floating)):
+        return [float(x)]
+    if isinstance(x, np.ndarray):
+        return x.ravel().tolist() if x.dtype.kind == "f" else []
+    if isinstance(x, dict):
+        x = list(x.values())
+    if isinstance(x, (list, tuple)):
+        return [v for item in x for v in _float32_values(item)]
+    return []
+
+
+def check_float32_range(b):
+    """Raise ValueError naming the entity and the field if a finite float the builder stores (poses,
+    velocities, masses, sizes, gains, tendon and transmission parameters, custom attributes, gravity)
+    overflows float32, the precision of every model array. The add_* checks reject such arguments; this
+    pass also covers values the builder derives (add_builder / replicate offsets) and direct list edits."""
+    for attr, value in vars(b).items():
+        if isinstance(value, dict) and attr == "custom_attribute_values":
+            for name, by_index in value.items():
+                for i, v in by_index.items():
+                    bad = first_overflow(_float32_values(v))
+                    if bad is not None:
+                        raise ValueError(f"finalize: {range_message(f'custom attribute {name!r}[{i}]', bad)}")
+            continue
+        if isinstance(value, (float, np.floating, tuple)):
+            bad = first_overflow(_float32_values(value))
+            if bad is not None:
+                raise ValueError(f"finalize: {range_message(attr, bad)}")
+            continue
+        if not isinstance(value, list) or not value:
+            continue
+        try:
+            flat = np.asarray(value, dtype=np.float64).reshape(len(value), -1)
+        except (TypeError, ValueError):  # labels, dicts, ragged entries: item by item
+            rows = [_float32_values(item) for item in value]
+        else:
+            rows = None if not overflows(flat).any() else list(flat)
+        if rows is None:
+            continue
+        for i, row in enumerate(rows):
+            bad = first_overflow(row)
+            if bad is not None:
+                raise ValueError(f"finalize: {range_message(f'{_entity(b, attr, i, len(value))} {attr}', bad)}")
 
 
 def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool = True) -> np.ndarray:
@@ -213,6 +283,7 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
         what = "the routed-tendon path is" if b.tendon_count else "the XPBD and VBD paths are"
         raise ValueError(f"finalize: requires_grad=True is not supported: {what} not differentiable")
     world_count, body_world, shape_world, joint_world = _resolve_worlds(b)
+    check_float32_range(b)
     mass, inertia, inv_mass, inv_inertia, moving = _mass_properties(b)
     pairs = _contact_pairs(b, shape_world, moving)
     caps = np.array([pair_contact_capacity(b.shape_type[a], b.shape_type[c]) for a, c in pairs], dtype=np.int64)
