@@ -10,12 +10,16 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 """Largest finite float32 (3.4028235e38)."""
 
 
+FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
+"""Smallest float64 magnitude that rounds to inf in float32: float32 max plus half its last place
+(round to nearest even takes the tie up, float32 max having an odd significand)."""
+
+
 def overflows(values) -> np.ndarray:
     """Mask of the values that are finite in float64 but not in float32 (NaN and +-inf are not
     flagged: where they are allowed, float32 keeps them; where not, the argument checks reject them)."""
-    a = np.asarray(values, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        return np.isfinite(a) & ~np.isfinite(a.astype(np.float32))
+    a = np.abs(np.asarray(values, dtype=np.float64))
+    return np.isfinite(a) & (a >= FLOAT32_OVERFLOW)
 
 
 def first_overflow(values) -> float | None:

@@ -402,8 +402,10 @@ class ModelBuilder(TransmissionBuilder):
             moving = (self.body_flags[body] & T.BODY_KINEMATIC) == 0
             problem = float32_mass_problem(combined[0], combined[2], moving)
             if problem is not None:
+                source = "mass" if mass is not None else "density"
                 raise ValueError(
-                    f"{owner}: with this shape, body {self.body_label[body]!r} (index {body}): {problem}"
+                    f"{owner}: the shape's mass {shape_mass:g} kg (from its {source} and size) leaves body "
+                    f"{self.body_label[body]!r} (index {body}) outside float32: {problem}"
                 )
             check_float32_range(owner, f"body {self.body_label[body]!r} centre of mass", combined[1])
         self.shape_type.append(shape_type)

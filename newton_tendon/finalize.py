@@ -84,17 +84,25 @@ def _entity(b, attr: str, i: int, n: int) -> str:
     return f"{attr}[{i}]"
 
 
-def _float32_values(x):
-    """Every float in a stored builder value (nested tuples, lists, dicts and arrays), as float64."""
+def _float32_values(x, field: str = "") -> list[tuple[str, float]]:
+    """Every float in a stored builder value (nested tuples, lists, dicts and arrays) as (field, value):
+    dict keys extend the field name (``transmission_properties.stiffness``)."""
     if isinstance(x, (float, np.floating)):
-        return [float(x)]
+        return [(field, float(x))]
     if isinstance(x, np.ndarray):
-        return x.ravel().tolist() if x.dtype.kind == "f" else []
+        return [(field, v) for v in x.ravel().tolist()] if x.dtype.kind == "f" else []
     if isinstance(x, dict):
-        x = list(x.values())
+        return [fv for k, v in x.items() for fv in _float32_values(v, f"{field}.{k}" if field else str(k))]
     if isinstance(x, (list, tuple)):
-        return [v for item in x for v in _float32_values(item)]
+        return [fv for item in x for fv in _float32_values(item, field)]
     return []
+
+
+def _first_overflow_field(items: list[tuple[str, float]]):
+    bad = overflows([v for _, v in items]) if items else np.zeros(0, dtype=bool)
+    if not bad.any():
+        return None
+    return items[int(np.argmax(bad))]
 
 
 def check_float32_range(b):
@@ -106,30 +114,29 @@ def check_float32_range(b):
         if isinstance(value, dict) and attr == "custom_attribute_values":
             for name, by_index in value.items():
                 for i, v in by_index.items():
-                    bad = first_overflow(_float32_values(v))
+                    bad = _first_overflow_field(_float32_values(v, f"custom attribute {name!r}[{i}]"))
                     if bad is not None:
-                        raise ValueError(f"finalize: {range_message(f'custom attribute {name!r}[{i}]', bad)}")
+                        raise ValueError(f"finalize: {range_message(*bad)}")
             continue
         if isinstance(value, (float, np.floating, tuple)):
-            bad = first_overflow(_float32_values(value))
+            bad = _first_overflow_field(_float32_values(value, attr))
             if bad is not None:
-                raise ValueError(f"finalize: {range_message(attr, bad)}")
+                raise ValueError(f"finalize: {range_message(*bad)}")
             continue
         if not isinstance(value, list) or not value:
             continue
         try:
             flat = np.asarray(value, dtype=np.float64).reshape(len(value), -1)
-        except (TypeError, ValueError):  # labels, dicts, ragged entries: item by item
-            rows = [_float32_values(item) for item in value]
+        except (TypeError, ValueError):  # labels, dicts, ragged entries: checked item by item below
+            pass
         else:
-            rows = None if not overflows(flat).any() else list(flat)
-        if rows is None:
-            continue
-        for i, row in enumerate(rows):
-            bad = first_overflow(row)
+            if not overflows(flat).any():
+                continue
+        for i, item in enumerate(value):
+            bad = _first_overflow_field(_float32_values(item, attr))
             if bad is not None:
-                raise ValueError(f"finalize: {range_message(f'{_entity(b, attr, i, len(value))} {attr}', bad)}")
-
+                field, v = bad
+                raise ValueError(f"finalize: {_entity(b, attr, i, len(value))}: {range_message(field, v)}")
 
 def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool = True) -> np.ndarray:
     """All shape pairs that may touch: same or shared world, at least one moving body, not filtered.

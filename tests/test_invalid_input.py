@@ -535,6 +535,93 @@ row("coupling-label-type-int", lambda b: b.add_tendon_coupling(0, 1, [0.0], labe
 row("coupling-label-empty", lambda b: b.add_tendon_coupling(0, 1, [0.0], label=""), ValueError, CPL, "label")
 row("coupling-label-taken", lambda b: b.add_tendon_coupling(0, 1, [0.0], label="cp"), ValueError, CPL, "label")
 
+# float32 range (issue 24, item 7) --------------------------------------------------------------------------------
+# The model stores every float in float32: a finite value beyond 3.4e38 would become inf, and a moving body whose
+# mass or inertia is so small that its inverse overflows float32 got body_inv_mass = inf (NaN after one step).
+# Each row was accepted on 72040d5.
+BIG = 1e39  # finite in float64, inf in float32 (float32 max 3.4028235e38)
+SPH = r"add_shape_sphere\(label=None\)"
+X = r"add_body\(label='x'\)"
+row("f32-body-mass-inverse", lambda b: b.add_body(mass=1e-40, inertia=np.eye(3), label="x"), ValueError, X, "mass")
+row("f32-body-mass-big", lambda b: b.add_body(mass=BIG, label="x"), ValueError, X, "mass")
+row("f32-body-xform-big", lambda b: b.add_body(xform=(BIG, 0, 0, 0, 0, 0, 1), mass=1.0, label="x"), ValueError, X,
+    "xform")  # fmt: skip
+row("f32-body-com-big", lambda b: b.add_body(com=(0.0, 0.0, -BIG), label="x"), ValueError, X, "com")
+row("f32-body-velocity-big", lambda b: b.add_body(velocity=(0, 0, 0, BIG, 0, 0), label="x"), ValueError, X,
+    "velocity")  # fmt: skip
+row("f32-body-inertia-big", lambda b: b.add_body(mass=1.0, inertia=np.eye(3) * BIG, label="x"), ValueError, X,
+    "inertia")  # fmt: skip
+# det = 1e-5 > the invertibility floor 1e-30, so the inverse (1e45 about z) is computed and overflows.
+row("f32-body-inertia-inverse", lambda b: b.add_body(mass=1.0, inertia=np.diag([1e20, 1e20, 1e-45]), label="x"),
+    ValueError, X, "inertia")  # fmt: skip
+
+
+def with_massless() -> ModelBuilder:
+    """``scene()`` plus a massless body 'e' (index 3): its mass comes only from the shapes the row adds."""
+    b = scene()
+    b.add_body(label="e")
+    return b
+
+
+# The sphere's mass: 4/3 pi r^3 density, 4.2e-44 kg here, and 4.2e-87 kg for r = 1e-30 at the default 1000 kg/m^3.
+E = r"body 'e' \(index 3\)"
+row("f32-sphere-density-tiny", lambda b: b.add_shape_sphere(3, radius=1.0, density=1e-44), ValueError, SPH + ".*" + E,
+    "density", make=with_massless)  # fmt: skip
+row("f32-sphere-radius-tiny", lambda b: b.add_shape_sphere(3, radius=1e-30), ValueError, SPH + ".*" + E, "density",
+    make=with_massless)  # fmt: skip
+row("f32-sphere-mass-tiny", lambda b: b.add_shape_sphere(3, radius=0.1, mass=1e-40), ValueError, SPH + ".*" + E,
+    "mass", make=with_massless)  # fmt: skip
+row("f32-sphere-radius-big", lambda b: b.add_shape_sphere(-1, radius=BIG), ValueError, SPH, "radius")
+row("f32-sphere-radius-zero-in-f32", lambda b: b.add_shape_sphere(-1, radius=1e-50), ValueError, SPH, "radius")
+row("f32-box-mass-big", lambda b: b.add_shape_box(3, hx=10.0, hy=10.0, hz=10.0, density=1e38), ValueError,
+    r"add_shape_box\(label=None\).*" + E, "mass", make=with_massless)  # fmt: skip
+row("f32-joint-target_ke-big", lambda b: b.add_joint_revolute(-1, 2, target_ke=BIG), ValueError,
+    r"add_joint_revolute", "target_ke")  # fmt: skip
+row("f32-joint-limit_upper-big", lambda b: b.add_joint_revolute(-1, 2, limit_upper=BIG), ValueError,
+    r"add_joint_revolute", "limit_upper")  # fmt: skip
+row("f32-guide-radius-big", lambda b: b.add_tendon(route(radius=BIG)), ValueError, TEN, "radius")
+row("f32-guide-offset-big", lambda b: b.add_tendon(route(offset=(0.0, BIG, 0.0))), ValueError, TEN, "offset")
+row("f32-custom-value-big", lambda b: b.set_custom_attribute("m", 0, BIG), ValueError, SCA, "m")
+row("f32-add-builder-xform-big", lambda b: b.add_builder(small(), xform=(0, 0, BIG, 0, 0, 0, 1)), ValueError, AB,
+    "xform")  # fmt: skip
+row("f32-replicate-spacing-big", lambda b: b.replicate(small(), 2, spacing=(BIG, 0, 0)), ValueError, REP, "spacing")
+
+
+def edited(**lists):
+    """``scene()`` with builder list entries overwritten directly (as a loader or a user script may), so only
+    finalize can catch them: ``name=(index, value)``."""
+
+    def make():
+        b = scene()
+        for name, (i, v) in lists.items():
+            getattr(b, name)[i] = v
+        return b
+
+    return make
+
+
+def far_world() -> ModelBuilder:
+    """A body at x = 3e38 added 3e38 further by add_builder: each value fits float32, the sum (6e38) does not."""
+    b = scene()
+    far = ModelBuilder()
+    far.add_body(xform=(3e38, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3), label="far")
+    b.add_builder(far, xform=(3e38, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
+    return b
+
+
+FIN = r"finalize"
+row("f32-finalize-edited-mass", lambda b: b.finalize(), ValueError, FIN + r": body 'b1' \(index 1\)", "mass",
+    make=edited(body_mass=(1, 1e-40)))  # fmt: skip
+row("f32-finalize-edited-gravity", lambda b: b.finalize(), ValueError, FIN, "gravity",
+    make=lambda: (lambda b: (setattr(b, "gravity", (0.0, 0.0, -BIG)), b)[1])(scene()))  # fmt: skip
+row("f32-finalize-summed-position", lambda b: b.finalize(), ValueError, FIN + r": body 'far' \(index 3\)", "body_q",
+    make=far_world)  # fmt: skip
+row("f32-finalize-transmission-stiffness", lambda b: b.finalize(), ValueError,
+    FIN + r": transmission tendon 'sp' \(index 1\)", "stiffness",
+    make=lambda: (lambda b: (b.transmission_properties[1].update(stiffness=BIG), b)[1])(scene()))  # fmt: skip
+row("f32-finalize-custom-value", lambda b: b.finalize(), ValueError, FIN + r": custom attribute 'm'\[0\]", "m",
+    make=lambda: (lambda b: (b.custom_attribute_values["m"].update({0: BIG}), b)[1])(scene()))  # fmt: skip
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # Tests
@@ -593,6 +680,8 @@ INIT_ROWS = [
     pytest.param({"gravity": ()}, ValueError, "gravity", id="gravity-empty"),
     pytest.param({"gravity": (0.0, 0.0, INF)}, ValueError, "gravity", id="gravity-vector-inf"),
     pytest.param({"gravity": (0.0, 0.0, -9.81, 0.0)}, ValueError, "gravity", id="gravity-len4"),
+    pytest.param({"gravity": 1e39}, ValueError, "gravity", id="gravity-f32-big"),
+    pytest.param({"gravity": (0.0, 1e39, 0.0)}, ValueError, "gravity", id="gravity-vector-f32-big"),
 ]
 
 
@@ -724,3 +813,70 @@ def test_step_rejects_bad_dt_before_writing(solver, dt, exc):
     after = state_arrays(s0)
     for name, arr in before.items():
         np.testing.assert_array_equal(after[name], arr, err_msg=name)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# float32 range through the importers (issue 24, item 7): MJCF and USD build through the builder, so they inherit
+# its rule; each case gave body_inv_mass = inf on 72040d5.
+# ---------------------------------------------------------------------------------------------------------------
+
+MJCF_TINY = {
+    # 4/3 pi (1e-30)^3 * 1000 kg/m^3 (MuJoCo's default density) = 4.2e-87 kg: 1/m overflows float32.
+    "sphere-size-1e-30": ('<geom name="g" type="sphere" size="1e-30"/>', r"<geom name='g'>.*add_shape_sphere.*density"),
+    "inertial-mass-1e-40": (
+        '<inertial pos="0 0 0" mass="1e-40" diaginertia="1 1 1"/><geom type="sphere" size="0.1" mass="0"/>',
+        r"<body name='ball'>.*add_body.*mass 1e-40",
+    ),
+    "geom-mass-1e-40": ('<geom name="g" type="sphere" size="0.1" mass="1e-40"/>', r"<geom name='g'>.*mass"),
+}
+
+
+@pytest.mark.parametrize("case", list(MJCF_TINY), ids=list(MJCF_TINY))
+def test_mjcf_mass_outside_float32_is_rejected(case):
+    """A free MJCF body whose mass has no finite float32 inverse raises ValueError naming the element and the
+    parameter, and the builder stays empty."""
+    body, pattern = MJCF_TINY[case]
+    xml = f'<mujoco><worldbody><body name="ball" pos="0 0 1"><freejoint/>{body}</body></worldbody></mujoco>'
+    b = ModelBuilder()
+    before = copy.deepcopy(vars(b))
+    with pytest.raises(ValueError, match=pattern):
+        b.add_mjcf(xml)
+    assert not changed(before, b)
+
+
+def test_usd_meters_per_unit_outside_float32_is_rejected():
+    """metersPerUnit 1e-30 scales a 0.5-unit cube (density 1000 kg/m^3, the USD default) to 1.25e-88 kg, whose
+    inverse overflows float32: ValueError naming the prim, the builder unchanged."""
+    from pxr import Usd  # usd-core is a dependency of newton_tendon
+
+    text = """#usda 1.0
+(
+    upAxis = "Z"
+    metersPerUnit = 1e-30
+)
+def Cube "Body" (
+    prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsCollisionAPI", "PhysicsMassAPI"]
+)
+{
+    double size = 0.5
+}
+"""
+    stage = Usd.Stage.CreateInMemory()
+    assert stage.GetRootLayer().ImportFromString(text)
+    b = ModelBuilder()
+    before = copy.deepcopy(vars(b))
+    with pytest.raises(ValueError, match=r"'/Body'.*float32"):
+        b.add_usd(stage)
+    assert not changed(before, b)
+
+
+def test_float32_edge_values_are_accepted():
+    """The rule rejects only what float32 cannot hold: float32 max itself, a subnormal position (it rounds to 0,
+    which is harmless), and the smallest moving mass whose inverse fits (3e-39 kg: 1/m = 3.3e38) all finalize,
+    and the model holds finite values."""
+    b = ModelBuilder(gravity=(0.0, 0.0, -3.4028234e38))
+    b.add_body(xform=(1e-50, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=3e-39, inertia=np.eye(3), label="light")
+    b.add_body(xform=(3.4028234e38, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, label="far")
+    m = b.finalize()
+    for name in ("body_q", "body_mass", "body_inv_mass", "body_inv_inertia", "gravity"):
+        assert np.all(np.isfinite(getattr(m, name).numpy())), name
