@@ -138,6 +138,7 @@ def check_float32_range(b):
                 field, v = bad
                 raise ValueError(f"finalize: {_entity(b, attr, i, len(value))}: {range_message(field, v)}")
 
+
 def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool = True) -> np.ndarray:
     """All shape pairs that may touch: same or shared world, at least one moving body, not filtered.
 
