@@ -11,7 +11,7 @@ from warp_kernels.collide import pair_contact_capacity
 
 from ._transmission_model import finalize_transmissions
 from ._float32 import first_overflow, overflows, range_message
-from .inertia import float32_mass_problem, inverse_mass_properties, quat_to_matrix
+from .inertia import INVERTIBLE_DET, float32_mass_problem, quat_to_matrix
 from .model import Model, tendon_model_struct
 from .tendon import AttributeFrequency
 
@@ -54,14 +54,20 @@ def _mass_properties(b):
             inertia[b.joint_child[j]] += b.joint_armature[qd_start] * np.outer(a, a)
         qd_start += ndof
     moving = (mass > 0.0) & ((flags & T.BODY_KINEMATIC) == 0)
-    inv_mass = np.zeros(n)
+    with np.errstate(over="ignore"):  # 1/mass of a subnormal mass is inf: flagged below
+        inv_mass = np.where(moving, 1.0 / np.where(mass > 0.0, mass, 1.0), 0.0)
     inv_inertia = np.zeros_like(inertia)
-    for i in range(n):
-        # The builder checked each body as it was added; armature and direct edits are checked here.
+    invertible = moving & (np.linalg.det(inertia) > INVERTIBLE_DET) if n else moving
+    if invertible.any():
+        inv_inertia[invertible] = np.linalg.inv(inertia[invertible])
+    # The builder checked each body as it was added; armature and direct list edits are checked here,
+    # by the same rule (float32_mass_problem names what is wrong with the first failing body).
+    bad = overflows(mass) | overflows(inv_mass) | ~np.isfinite(inv_mass)
+    bad |= (overflows(inertia) | overflows(inv_inertia) | ~np.isfinite(inv_inertia)).reshape(n, 9).any(axis=1)
+    for i in np.nonzero(bad)[0]:
         problem = float32_mass_problem(mass[i], inertia[i], bool(moving[i]))
         if problem is not None:
             raise ValueError(f"finalize: body '{b.body_label[i]}' (index {i}): {problem}")
-        inv_mass[i], inv_inertia[i] = inverse_mass_properties(mass[i], inertia[i], bool(moving[i]))
     return mass, inertia, inv_mass, inv_inertia, moving
 
 
@@ -123,8 +129,8 @@ def check_float32_range(b):
             if bad is not None:
                 raise ValueError(f"finalize: {range_message(*bad)}")
             continue
-        if not isinstance(value, list) or not value:
-            continue
+        if not isinstance(value, list) or not value or isinstance(value[0], str):
+            continue  # not a list, or a list of labels
         try:
             flat = np.asarray(value, dtype=np.float64).reshape(len(value), -1)
         except (TypeError, ValueError):  # labels, dicts, ragged entries: checked item by item below

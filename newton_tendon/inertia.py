@@ -83,7 +83,7 @@ def inverse_mass_properties(mass: float, inertia, moving: bool):
     if not moving or mass <= 0.0:
         return 0.0, np.zeros((3, 3))
     inv_inertia = np.linalg.inv(inertia) if np.linalg.det(inertia) > INVERTIBLE_DET else np.zeros((3, 3))
-    return 1.0 / mass, inv_inertia
+    return 1.0 / float(mass), inv_inertia  # a Python float: inf (not a warning) when 1/mass overflows float64
 
 
 def float32_mass_problem(mass: float, inertia, moving: bool) -> str | None:
@@ -97,7 +97,7 @@ def float32_mass_problem(mass: float, inertia, moving: bool) -> str | None:
     if v is not None:
         return range_message("inertia component [kg m^2]", v)
     inv_mass, inv_inertia = inverse_mass_properties(mass, inertia, moving)
-    if overflows(inv_mass).any():
+    if not np.isfinite(inv_mass) or overflows(inv_mass).any():
         return (
             f"mass {mass:g} kg is too small for float32: its inverse {inv_mass:g} 1/kg overflows "
             f"(a moving body needs mass >= {1.0 / FLOAT32_MAX:.3g} kg)"

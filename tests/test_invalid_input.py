@@ -543,6 +543,7 @@ BIG = 1e39  # finite in float64, inf in float32 (float32 max 3.4028235e38)
 SPH = r"add_shape_sphere\(label=None\)"
 X = r"add_body\(label='x'\)"
 row("f32-body-mass-inverse", lambda b: b.add_body(mass=1e-40, inertia=np.eye(3), label="x"), ValueError, X, "mass")
+row("f32-body-mass-subnormal", lambda b: b.add_body(mass=5e-324, label="x"), ValueError, X, "mass")  # 1/m = inf
 row("f32-body-mass-big", lambda b: b.add_body(mass=BIG, label="x"), ValueError, X, "mass")
 row("f32-body-xform-big", lambda b: b.add_body(xform=(BIG, 0, 0, 0, 0, 0, 1), mass=1.0, label="x"), ValueError, X,
     "xform")  # fmt: skip
