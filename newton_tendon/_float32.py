@@ -4,6 +4,8 @@ inverse (1/mass, inverse inertia) must too."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -24,6 +26,11 @@ def overflows(values) -> np.ndarray:
 
 def first_overflow(values) -> float | None:
     """The first value that overflows float32, or None."""
+    if isinstance(values, (int, float)):  # the builder's scalar arguments: no array round trip
+        v = float(values)
+        return v if FLOAT32_OVERFLOW <= abs(v) < math.inf else None
+    if isinstance(values, (tuple, list)) and all(isinstance(v, (int, float)) for v in values):
+        return next((float(v) for v in values if FLOAT32_OVERFLOW <= abs(float(v)) < math.inf), None)
     mask = overflows(values)
     if not mask.any():
         return None

@@ -90,14 +90,15 @@ def float32_mass_problem(mass: float, inertia, moving: bool) -> str | None:
     """Why a body's mass properties do not fit the float32 model arrays, or None: the mass or inertia
     overflows float32, or (for a moving body) 1/mass or the inverse inertia does, which makes the
     body's response to any force infinite (NaN after one step)."""
-    v = first_overflow(mass)
+    v = first_overflow(float(mass))
     if v is not None:
         return range_message("mass [kg]", v)
+    inertia = np.asarray(inertia, dtype=np.float64).reshape(3, 3)
     v = first_overflow(inertia)
     if v is not None:
         return range_message("inertia component [kg m^2]", v)
     inv_mass, inv_inertia = inverse_mass_properties(mass, inertia, moving)
-    if not np.isfinite(inv_mass) or overflows(inv_mass).any():
+    if first_overflow(inv_mass) is not None or not math.isfinite(inv_mass):
         return (
             f"mass {mass:g} kg is too small for float32: its inverse {inv_mass:g} 1/kg overflows "
             f"(a moving body needs mass >= {1.0 / FLOAT32_MAX:.3g} kg)"
