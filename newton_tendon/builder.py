@@ -15,6 +15,7 @@ import warp as wp
 from warp_kernels import types as T
 
 from . import _hostmath as hm
+from ._float32 import check_range as check_float32_range
 from ._transmission_builder import TransmissionBuilder
 from .finalize import contact_body_pairs, finalize_model, transmission_body_groups
 from .inertia import (
@@ -22,6 +23,7 @@ from .inertia import (
     capsule_mass_properties,
     combine,
     cylinder_mass_properties,
+    float32_mass_problem,
     quat_to_matrix,
     sphere_mass_properties,
 )
@@ -44,6 +46,9 @@ def _real(owner: str, name: str, value, *, lo: float | None = None, lo_open: boo
     if lo is not None and (v < lo or (lo_open and v == lo)):
         rule = ">" if lo_open else ">="
         raise ValueError(f"{owner}: {name} must be {rule} {lo}, got {v}")
+    check_float32_range(owner, name, v)
+    if lo_open and float(np.float32(v)) <= lo:
+        raise ValueError(f"{owner}: {name} must be > {lo} in float32 too (the model's precision), got {v}")
     return v
 
 
@@ -58,6 +63,7 @@ def _vec3(owner: str, name: str, value, *, nonzero: bool = False) -> tuple:
         raise ValueError(f"{owner}: {name} must be finite, got {tuple(vals)}")
     if nonzero and math.sqrt(sum(c * c for c in vals)) < 1.0e-12:
         raise ValueError(f"{owner}: {name} must be nonzero")
+    check_float32_range(owner, name, vals)
     return tuple(vals)
 
 
@@ -72,6 +78,7 @@ def _xform(owner: str, name: str, value) -> tuple:
         raise ValueError(f"{owner}: {name} must have 7 components (position, quaternion xyzw), got {len(vals)}")
     if not all(math.isfinite(c) for c in vals):
         raise ValueError(f"{owner}: {name} must be finite, got {tuple(vals)}")
+    check_float32_range(owner, f"{name} position", vals[:3])
     n = math.sqrt(sum(c * c for c in vals[3:]))
     if n < 1.0e-6:
         raise ValueError(f"{owner}: {name} has a zero quaternion")
@@ -315,6 +322,7 @@ class ModelBuilder(TransmissionBuilder):
             if np.linalg.eigvalsh(inertia_m).min() < -1e-12:
                 raise ValueError(f"{owner}: inertia must be positive semi-definite")
             _check_inertia_triangle(owner, inertia_m)
+            check_float32_range(owner, "inertia component", inertia_m)
         c = (0.0, 0.0, 0.0) if com is None else _vec3(owner, "com", com)
         if velocity is None:
             qd = (0.0,) * 6
@@ -325,7 +333,11 @@ class ModelBuilder(TransmissionBuilder):
                 raise TypeError(f"{owner}: velocity must be six numbers (linear, angular), got {velocity!r}") from None
             if len(vals) != 6 or not all(math.isfinite(v) for v in vals):
                 raise ValueError(f"{owner}: velocity must be six finite numbers (linear, angular)")
+            check_float32_range(owner, "velocity", vals)
             qd = vals
+        problem = float32_mass_problem(m, inertia_m, m > 0.0 and not is_kinematic)
+        if problem is not None:
+            raise ValueError(f"{owner}: {problem}")
         self.body_q.append(xf)
         self.body_qd.append(qd)
         self.body_mass.append(m)
@@ -394,6 +406,26 @@ class ModelBuilder(TransmissionBuilder):
             else:
                 scale_m = density
             shape_mass, shape_inertia = m_unit * scale_m, i_unit * scale_m
+        combined = None
+        if shape_mass > 0.0:
+            r = quat_to_matrix(xf[3:])
+            combined = combine(
+                self.body_mass[body],
+                self.body_com[body],
+                self.body_inertia[body],
+                shape_mass,
+                xf[:3],
+                r @ shape_inertia @ r.T,
+            )
+            moving = (self.body_flags[body] & T.BODY_KINEMATIC) == 0
+            problem = float32_mass_problem(combined[0], combined[2], moving)
+            if problem is not None:
+                source = "mass" if mass is not None else "density"
+                raise ValueError(
+                    f"{owner}: the shape's mass {shape_mass:g} kg (from its {source} and size) leaves body "
+                    f"{self.body_label[body]!r} (index {body}) outside float32: {problem}"
+                )
+            check_float32_range(owner, f"body {self.body_label[body]!r} centre of mass", combined[1])
         self.shape_type.append(shape_type)
         self.shape_body.append(body)
         self.shape_transform.append(xf)
@@ -404,16 +436,8 @@ class ModelBuilder(TransmissionBuilder):
         self.shape_has_collision.append(bool(has_collision))
         self.shape_world.append(self.body_world[body] if body >= 0 else self.current_world)
         self.shape_label.append(label)
-        if shape_mass > 0.0:
-            r = quat_to_matrix(xf[3:])
-            m, c, i = combine(
-                self.body_mass[body],
-                self.body_com[body],
-                self.body_inertia[body],
-                shape_mass,
-                xf[:3],
-                r @ shape_inertia @ r.T,
-            )
+        if combined is not None:
+            m, c, i = combined
             self.body_mass[body] = m
             self.body_com[body] = tuple(float(v) for v in c)
             self.body_inertia[body] = i

@@ -10,7 +10,8 @@ from warp_kernels.cable import measure_baseline
 from warp_kernels.collide import pair_contact_capacity
 
 from ._transmission_model import finalize_transmissions
-from .inertia import quat_to_matrix
+from ._float32 import first_overflow, overflows, range_message
+from .inertia import INVERTIBLE_DET, float32_mass_problem, quat_to_matrix
 from .model import Model, tendon_model_struct
 from .tendon import AttributeFrequency
 
@@ -53,12 +54,95 @@ def _mass_properties(b):
             inertia[b.joint_child[j]] += b.joint_armature[qd_start] * np.outer(a, a)
         qd_start += ndof
     moving = (mass > 0.0) & ((flags & T.BODY_KINEMATIC) == 0)
-    inv_mass = np.where(moving, 1.0 / np.where(mass > 0.0, mass, 1.0), 0.0)
+    with np.errstate(over="ignore"):  # 1/mass of a subnormal mass is inf: flagged below
+        inv_mass = np.where(moving, 1.0 / np.where(mass > 0.0, mass, 1.0), 0.0)
     inv_inertia = np.zeros_like(inertia)
-    for i in np.nonzero(moving)[0]:
-        if np.linalg.det(inertia[i]) > 1e-30:
-            inv_inertia[i] = np.linalg.inv(inertia[i])
+    invertible = moving & (np.linalg.det(inertia) > INVERTIBLE_DET) if n else moving
+    if invertible.any():
+        inv_inertia[invertible] = np.linalg.inv(inertia[invertible])
+    # The builder checked each body as it was added; armature and direct list edits are checked here,
+    # by the same rule (float32_mass_problem names what is wrong with the first failing body).
+    bad = overflows(mass) | overflows(inv_mass) | ~np.isfinite(inv_mass)
+    bad |= (overflows(inertia) | overflows(inv_inertia) | ~np.isfinite(inv_inertia)).reshape(n, 9).any(axis=1)
+    for i in np.nonzero(bad)[0]:
+        problem = float32_mass_problem(mass[i], inertia[i], bool(moving[i]))
+        if problem is not None:
+            raise ValueError(f"finalize: body '{b.body_label[i]}' (index {i}): {problem}")
     return mass, inertia, inv_mass, inv_inertia, moving
+
+
+def _entity(b, attr: str, i: int, n: int) -> str:
+    """Name entity ``i`` of builder list ``attr`` (``n`` entries) for an error message."""
+    kinds = (
+        ("body_", "body", b.body_label, b.body_count),
+        ("shape_", "shape", b.shape_label, b.shape_count),
+        ("joint_", "joint", b.joint_label, b.joint_count),
+        ("tendon_guide_", "tendon guide", None, b.tendon_guide_count),
+        ("tendon_segment_", "tendon span", None, b.tendon_segment_count),
+        ("transmission_", "transmission tendon", b.transmission_label, b.transmission_count),
+        ("coupling_", "coupling", b.coupling_label, b.coupling_count),
+    )
+    for prefix, kind, labels, count in kinds:
+        if attr.startswith(prefix) and n == count:
+            return f"{kind} {labels[i]!r} (index {i})" if labels is not None else f"{kind} {i}"
+    if attr.startswith("joint_") and n == b.joint_dof_count:
+        return f"joint dof {i}"
+    return f"{attr}[{i}]"
+
+
+def _float32_values(x, field: str = "") -> list[tuple[str, float]]:
+    """Every float in a stored builder value (nested tuples, lists, dicts and arrays) as (field, value):
+    dict keys extend the field name (``transmission_properties.stiffness``)."""
+    if isinstance(x, (float, np.floating)):
+        return [(field, float(x))]
+    if isinstance(x, np.ndarray):
+        return [(field, v) for v in x.ravel().tolist()] if x.dtype.kind == "f" else []
+    if isinstance(x, dict):
+        return [fv for k, v in x.items() for fv in _float32_values(v, f"{field}.{k}" if field else str(k))]
+    if isinstance(x, (list, tuple)):
+        return [fv for item in x for fv in _float32_values(item, field)]
+    return []
+
+
+def _first_overflow_field(items: list[tuple[str, float]]):
+    bad = overflows([v for _, v in items]) if items else np.zeros(0, dtype=bool)
+    if not bad.any():
+        return None
+    return items[int(np.argmax(bad))]
+
+
+def check_float32_range(b):
+    """Raise ValueError naming the entity and the field if a finite float the builder stores (poses,
+    velocities, masses, sizes, gains, tendon and transmission parameters, custom attributes, gravity)
+    overflows float32, the precision of every model array. The add_* checks reject such arguments; this
+    pass also covers values the builder derives (add_builder / replicate offsets) and direct list edits."""
+    for attr, value in vars(b).items():
+        if isinstance(value, dict) and attr == "custom_attribute_values":
+            for name, by_index in value.items():
+                for i, v in by_index.items():
+                    bad = _first_overflow_field(_float32_values(v, f"custom attribute {name!r}[{i}]"))
+                    if bad is not None:
+                        raise ValueError(f"finalize: {range_message(*bad)}")
+            continue
+        if isinstance(value, (float, np.floating, tuple)):
+            bad = _first_overflow_field(_float32_values(value, attr))
+            if bad is not None:
+                raise ValueError(f"finalize: {range_message(*bad)}")
+            continue
+        if not isinstance(value, list) or not value or isinstance(value[0], str):
+            continue  # not a list, or a list of labels
+        try:
+            flat = np.asarray(value, dtype=np.float64).reshape(len(value), -1)
+        except (TypeError, ValueError):  # labels, dicts, ragged entries: checked item by item below
+            pass
+        else:
+            if not overflows(flat).any():
+                continue
+        for i, item in enumerate(value):
+            bad = _first_overflow_field(_float32_values(item, attr))
+            if bad is not None:
+                field, v = bad
+                raise ValueError(f"finalize: {_entity(b, attr, i, len(value))}: {range_message(field, v)}")
 
 
 def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool = True) -> np.ndarray:
@@ -213,6 +297,7 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
         what = "the routed-tendon path is" if b.tendon_count else "the XPBD and VBD paths are"
         raise ValueError(f"finalize: requires_grad=True is not supported: {what} not differentiable")
     world_count, body_world, shape_world, joint_world = _resolve_worlds(b)
+    check_float32_range(b)
     mass, inertia, inv_mass, inv_inertia, moving = _mass_properties(b)
     pairs = _contact_pairs(b, shape_world, moving)
     caps = np.array([pair_contact_capacity(b.shape_type[a], b.shape_type[c]) for a, c in pairs], dtype=np.int64)

@@ -6,6 +6,12 @@ import math
 
 import numpy as np
 
+from ._float32 import FLOAT32_MAX, first_overflow, overflows, range_message
+
+INVERTIBLE_DET = 1e-30
+"""A moving body's inertia is inverted when its determinant exceeds this [kg^3 m^6]; below it the
+inverse inertia is zero (the body does not rotate)."""
+
 
 def sphere_mass_properties(density: float, radius: float):
     """Mass [kg] and inertia [kg m^2] about the centre of a solid sphere."""
@@ -68,3 +74,39 @@ def combine(m0: float, c0, i0, m1: float, c1, i1):
         return mass * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
 
     return m, c, np.asarray(i0) + shift(m0, c0 - c) + np.asarray(i1) + shift(m1, c1 - c)
+
+
+def inverse_mass_properties(mass: float, inertia, moving: bool):
+    """Inverse mass [1/kg] and inverse inertia [1/(kg m^2)] in float64: zero for a body that does not
+    move (static or kinematic), and a zero inverse inertia when ``det(inertia) <= INVERTIBLE_DET``."""
+    inertia = np.asarray(inertia, dtype=np.float64).reshape(3, 3)
+    if not moving or mass <= 0.0:
+        return 0.0, np.zeros((3, 3))
+    inv_inertia = np.linalg.inv(inertia) if np.linalg.det(inertia) > INVERTIBLE_DET else np.zeros((3, 3))
+    return 1.0 / float(mass), inv_inertia  # a Python float: inf (not a warning) when 1/mass overflows float64
+
+
+def float32_mass_problem(mass: float, inertia, moving: bool) -> str | None:
+    """Why a body's mass properties do not fit the float32 model arrays, or None: the mass or inertia
+    overflows float32, or (for a moving body) 1/mass or the inverse inertia does, which makes the
+    body's response to any force infinite (NaN after one step)."""
+    v = first_overflow(float(mass))
+    if v is not None:
+        return range_message("mass [kg]", v)
+    inertia = np.asarray(inertia, dtype=np.float64).reshape(3, 3)
+    v = first_overflow(inertia)
+    if v is not None:
+        return range_message("inertia component [kg m^2]", v)
+    inv_mass, inv_inertia = inverse_mass_properties(mass, inertia, moving)
+    if first_overflow(inv_mass) is not None or not math.isfinite(inv_mass):
+        return (
+            f"mass {mass:g} kg is too small for float32: its inverse {inv_mass:g} 1/kg overflows "
+            f"(a moving body needs mass >= {1.0 / FLOAT32_MAX:.3g} kg)"
+        )
+    if overflows(inv_inertia).any() or not np.all(np.isfinite(inv_inertia)):
+        eig = float(np.linalg.eigvalsh(np.asarray(inertia, dtype=np.float64).reshape(3, 3)).min())
+        return (
+            f"inertia is too small for float32: its inverse overflows (smallest principal moment {eig:g} kg m^2, "
+            f"a moving body needs each >= {1.0 / FLOAT32_MAX:.3g} kg m^2)"
+        )
+    return None

@@ -23,7 +23,8 @@ class State:
         """Body velocities (COM linear [m/s] then angular [rad/s], world), shape [body_count], wp.spatial_vector."""
         self.body_f = wp.zeros(model.body_count, dtype=wp.spatial_vector, device=dev)
         """External wrench (force [N] then torque about the COM [N m], world), shape [body_count],
-        wp.spatial_vector. Cleared by ``clear_forces``; solvers only read it."""
+        wp.spatial_vector. Cleared by ``clear_forces``; solvers only read it. A wrench with a NaN or inf
+        component is ignored (counts as zero) for the step."""
         ns, ng, nt = model.tendon_segment_count, model.tendon_guide_count, model.tendon_count
         self.tendon_segment_rest_length = (
             wp.clone(model.tendon_segment_initial_rest_length) if ns else wp.zeros(0, dtype=float, device=dev)
@@ -120,7 +121,8 @@ class Control:
         self.joint_target_vel = wp.clone(model.joint_target_vel) if n else wp.zeros(0, dtype=float, device=dev)
         """Drive velocity target per dof [m/s or rad/s], shape [joint_dof_count], float32."""
         self.joint_f = wp.zeros(n, dtype=float, device=dev)
-        """Generalized force per dof [N or N m] (revolute and prismatic joints), shape [joint_dof_count], float32."""
+        """Generalized force per dof [N or N m] (revolute and prismatic joints; NaN or inf counts as 0 for the
+        step), shape [joint_dof_count], float32."""
         self.tendon_guide_winch_length = wp.zeros(model.tendon_guide_count, dtype=float, device=dev)
         """Cable paid out at each winch guide [m], relative to the initial state (positive lengthens the
         span next to the winch, negative reels in), read at the start of every step; ignored at guides

@@ -32,7 +32,7 @@ from newton_tendon import ModelBuilder
 from newton_tendon.tendon import AttributeFrequency, CustomAttribute, TendonGuide, TendonGuideType
 from newton_tendon.transmission import TendonPulley, TendonSite, TendonWrap
 
-from .helpers import same
+from .helpers import SOLVERS, same
 
 NAN = float("nan")
 INF = float("inf")
@@ -535,6 +535,93 @@ row("coupling-label-type-int", lambda b: b.add_tendon_coupling(0, 1, [0.0], labe
 row("coupling-label-empty", lambda b: b.add_tendon_coupling(0, 1, [0.0], label=""), ValueError, CPL, "label")
 row("coupling-label-taken", lambda b: b.add_tendon_coupling(0, 1, [0.0], label="cp"), ValueError, CPL, "label")
 
+# float32 range (issue 24, item 7) --------------------------------------------------------------------------------
+# The model stores every float in float32: a finite value beyond 3.4e38 would become inf, and a moving body whose
+# mass or inertia is so small that its inverse overflows float32 got body_inv_mass = inf (NaN after one step).
+# Each row was accepted on 72040d5.
+BIG = 1e39  # finite in float64, inf in float32 (float32 max 3.4028235e38)
+SPH = r"add_shape_sphere\(label=None\)"
+X = r"add_body\(label='x'\)"
+row("f32-body-mass-inverse", lambda b: b.add_body(mass=1e-40, inertia=np.eye(3), label="x"), ValueError, X, "mass")
+row("f32-body-mass-subnormal", lambda b: b.add_body(mass=5e-324, label="x"), ValueError, X, "mass")  # 1/m = inf
+row("f32-body-mass-big", lambda b: b.add_body(mass=BIG, label="x"), ValueError, X, "mass")
+row("f32-body-xform-big", lambda b: b.add_body(xform=(BIG, 0, 0, 0, 0, 0, 1), mass=1.0, label="x"), ValueError, X,
+    "xform")  # fmt: skip
+row("f32-body-com-big", lambda b: b.add_body(com=(0.0, 0.0, -BIG), label="x"), ValueError, X, "com")
+row("f32-body-velocity-big", lambda b: b.add_body(velocity=(0, 0, 0, BIG, 0, 0), label="x"), ValueError, X,
+    "velocity")  # fmt: skip
+row("f32-body-inertia-big", lambda b: b.add_body(mass=1.0, inertia=np.eye(3) * BIG, label="x"), ValueError, X,
+    "inertia")  # fmt: skip
+# det = 1e-5 > the invertibility floor 1e-30, so the inverse (1e45 about z) is computed and overflows.
+row("f32-body-inertia-inverse", lambda b: b.add_body(mass=1.0, inertia=np.diag([1e20, 1e20, 1e-45]), label="x"),
+    ValueError, X, "inertia")  # fmt: skip
+
+
+def with_massless() -> ModelBuilder:
+    """``scene()`` plus a massless body 'e' (index 3): its mass comes only from the shapes the row adds."""
+    b = scene()
+    b.add_body(label="e")
+    return b
+
+
+# The sphere's mass: 4/3 pi r^3 density, 4.2e-44 kg here, and 4.2e-87 kg for r = 1e-30 at the default 1000 kg/m^3.
+E = r"body 'e' \(index 3\)"
+row("f32-sphere-density-tiny", lambda b: b.add_shape_sphere(3, radius=1.0, density=1e-44), ValueError, SPH + ".*" + E,
+    "density", make=with_massless)  # fmt: skip
+row("f32-sphere-radius-tiny", lambda b: b.add_shape_sphere(3, radius=1e-30), ValueError, SPH + ".*" + E, "density",
+    make=with_massless)  # fmt: skip
+row("f32-sphere-mass-tiny", lambda b: b.add_shape_sphere(3, radius=0.1, mass=1e-40), ValueError, SPH + ".*" + E,
+    "mass", make=with_massless)  # fmt: skip
+row("f32-sphere-radius-big", lambda b: b.add_shape_sphere(-1, radius=BIG), ValueError, SPH, "radius")
+row("f32-sphere-radius-zero-in-f32", lambda b: b.add_shape_sphere(-1, radius=1e-50), ValueError, SPH, "radius")
+row("f32-box-mass-big", lambda b: b.add_shape_box(3, hx=10.0, hy=10.0, hz=10.0, density=1e38), ValueError,
+    r"add_shape_box\(label=None\).*" + E, "mass", make=with_massless)  # fmt: skip
+row("f32-joint-target_ke-big", lambda b: b.add_joint_revolute(-1, 2, target_ke=BIG), ValueError,
+    r"add_joint_revolute", "target_ke")  # fmt: skip
+row("f32-joint-limit_upper-big", lambda b: b.add_joint_revolute(-1, 2, limit_upper=BIG), ValueError,
+    r"add_joint_revolute", "limit_upper")  # fmt: skip
+row("f32-guide-radius-big", lambda b: b.add_tendon(route(radius=BIG)), ValueError, TEN, "radius")
+row("f32-guide-offset-big", lambda b: b.add_tendon(route(offset=(0.0, BIG, 0.0))), ValueError, TEN, "offset")
+row("f32-custom-value-big", lambda b: b.set_custom_attribute("m", 0, BIG), ValueError, SCA, "m")
+row("f32-add-builder-xform-big", lambda b: b.add_builder(small(), xform=(0, 0, BIG, 0, 0, 0, 1)), ValueError, AB,
+    "xform")  # fmt: skip
+row("f32-replicate-spacing-big", lambda b: b.replicate(small(), 2, spacing=(BIG, 0, 0)), ValueError, REP, "spacing")
+
+
+def scene_with(edit: Callable) -> Callable:
+    """A ``make`` for rows: ``scene()`` with ``edit(b)`` applied to its lists directly (as a loader or a user script
+    may), so that only finalize can catch the value."""
+
+    def make():
+        b = scene()
+        edit(b)
+        return b
+
+    return make
+
+
+def far_world() -> ModelBuilder:
+    """A body at x = 3e38 added 3e38 further by add_builder: each value fits float32, the sum (6e38) does not."""
+    b = scene()
+    far = ModelBuilder()
+    far.add_body(xform=(3e38, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3), label="far")
+    b.add_builder(far, xform=(3e38, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
+    return b
+
+
+FIN = r"finalize"
+row("f32-finalize-edited-mass", lambda b: b.finalize(), ValueError, FIN + r": body 'b1' \(index 1\)", "mass",
+    make=scene_with(lambda b: b.body_mass.__setitem__(1, 1e-40)))  # fmt: skip
+row("f32-finalize-edited-gravity", lambda b: b.finalize(), ValueError, FIN, "gravity",
+    make=scene_with(lambda b: setattr(b, "gravity", (0.0, 0.0, -BIG))))  # fmt: skip
+row("f32-finalize-summed-position", lambda b: b.finalize(), ValueError, FIN + r": body 'far' \(index 3\)", "body_q",
+    make=far_world)  # fmt: skip
+row("f32-finalize-transmission-stiffness", lambda b: b.finalize(), ValueError,
+    FIN + r": transmission tendon 'sp' \(index 1\)", "stiffness",
+    make=scene_with(lambda b: b.transmission_properties[1].update(stiffness=BIG)))  # fmt: skip
+row("f32-finalize-custom-value", lambda b: b.finalize(), ValueError, FIN + r": custom attribute 'm'\[0\]", "m",
+    make=scene_with(lambda b: b.custom_attribute_values["m"].update({0: BIG})))  # fmt: skip
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # Tests
@@ -593,6 +680,8 @@ INIT_ROWS = [
     pytest.param({"gravity": ()}, ValueError, "gravity", id="gravity-empty"),
     pytest.param({"gravity": (0.0, 0.0, INF)}, ValueError, "gravity", id="gravity-vector-inf"),
     pytest.param({"gravity": (0.0, 0.0, -9.81, 0.0)}, ValueError, "gravity", id="gravity-len4"),
+    pytest.param({"gravity": 1e39}, ValueError, "gravity", id="gravity-f32-big"),
+    pytest.param({"gravity": (0.0, 1e39, 0.0)}, ValueError, "gravity", id="gravity-vector-f32-big"),
 ]
 
 
@@ -610,3 +699,187 @@ def test_color_takes_no_input_and_handles_an_empty_builder():
     b = ModelBuilder()
     assert b.color() == 0
     assert b.body_color == []
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Run-time input: non-finite forces and a bad step size (issue 24, item 6)
+# ---------------------------------------------------------------------------------------------------------------
+
+RUN_DT = 0.01
+
+
+def run_scene(solver: str):
+    """A pendulum (body ``p`` on a revolute joint about world Z, 0.5 m from its hinge, so gravity does not swing
+    it) and a free body ``f``; default solver settings (default iterations, compliance 0, one world)."""
+    b = ModelBuilder()
+    p = b.add_body(xform=(0.5, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3) * 0.1, label="p")
+    b.add_body(xform=(2.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3) * 0.1, label="f")
+    b.add_joint_revolute(-1, p, parent_xform=(0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0),
+                         child_xform=(-0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), axis=(0.0, 0.0, 1.0))  # fmt: skip
+    if solver == "vbd":
+        b.color()
+    model = b.finalize()
+    return model, SOLVERS[solver](model)
+
+
+def state_arrays(state) -> dict:
+    return {k: v.numpy().copy() for k, v in vars(state).items() if hasattr(v, "numpy") and v.shape[0]}
+
+
+BAD_FORCES = [
+    pytest.param("joint_f", NAN, id="joint_f-nan"),
+    pytest.param("joint_f", INF, id="joint_f-inf"),
+    pytest.param("joint_f", -INF, id="joint_f--inf"),
+    pytest.param("body_f", (NAN, 0.0, 0.0, 0.0, 0.0, 0.0), id="body_f-force-nan"),
+    pytest.param("body_f", (0.0, INF, 0.0, 0.0, 0.0, 0.0), id="body_f-force-inf"),
+    pytest.param("body_f", (0.0, 0.0, 0.0, 0.0, 0.0, -INF), id="body_f-torque--inf"),
+]
+
+
+@pytest.mark.parametrize(("array", "value"), BAD_FORCES)
+def test_non_finite_force_counts_as_zero_for_the_step(solver, array, value):
+    """A NaN or inf in ``Control.joint_f`` or ``State.body_f`` is ignored for that step (docs/robustness.md,
+    "Run-time input"): the step gives bitwise the state of a zero-force step (same kernels, same float32
+    operations, so no tolerance), and the next step, with the force cleared, moves the bodies as a zero-force
+    step does. On 72040d5 the NaN reached body_qd (and stayed there), inf gave inf or NaN velocities."""
+    model, sim = run_scene(solver)
+    runs = {}
+    for bad in (False, True):
+        s0, s1, s2 = model.state(), model.state(), model.state()
+        control = model.control()
+        if bad:
+            if array == "joint_f":
+                control.joint_f.fill_(value)
+            else:
+                s0.body_f.assign(np.array([value, value], dtype=np.float32))
+        sim.step(s0, s1, control, None, RUN_DT)
+        after_one = state_arrays(s1)
+        control.joint_f.zero_()
+        s1.clear_forces()
+        sim.step(s1, s2, control, None, RUN_DT)
+        runs[bad] = (after_one, state_arrays(s2))
+    for step in (0, 1):
+        for name, clean in runs[False][step].items():
+            got = runs[True][step][name]
+            assert np.all(np.isfinite(got)), f"step {step + 1}: {name} not finite: {got}"
+            np.testing.assert_array_equal(got, clean, err_msg=f"step {step + 1}: {name}")
+
+
+# The hinge rows of one step at the default iterations leave the swing rate 1.6e-4 relative off the rigid-body value
+# on XPBD (5e-7 on VBD); 1e-3 bounds that with margin and still fails if the force were dropped or doubled.
+SWING_RTOL = 1e-3
+# Free body: v = F dt / m in float32 (0.03 m/s, ulp 1.9e-9); measured error 6.7e-10 m/s.
+FREE_ATOL = 1e-8
+
+
+def test_finite_forces_still_act(solver):
+    """The guard drops only non-finite values: 2 N m of joint_f on the pendulum (inertia about the hinge
+    I = 0.1 + 1 * 0.5^2 = 0.35 kg m^2, parallel-axis theorem) gives omega_z = tau dt / I after one step (the
+    prediction v += dt tau / I, docs/xpbd.md), and 3 N along x on the free 1 kg body gives v_x = F dt / m."""
+    model, sim = run_scene(solver)
+    s0, s1 = model.state(), model.state()
+    control = model.control()
+    control.joint_f.fill_(2.0)
+    s0.body_f.assign(np.array([[0.0] * 6, [3.0, 0.0, 0.0, 0.0, 0.0, 0.0]], dtype=np.float32))
+    sim.step(s0, s1, control, None, RUN_DT)
+    qd = s1.body_qd.numpy().astype(np.float64)
+    assert qd[0, 5] == pytest.approx(2.0 * RUN_DT / 0.35, rel=SWING_RTOL)
+    assert qd[1, 0] == pytest.approx(3.0 * RUN_DT / 1.0, abs=FREE_ATOL)
+
+
+BAD_DT = [
+    pytest.param(NAN, ValueError, id="nan"),
+    pytest.param(INF, ValueError, id="inf"),
+    pytest.param(-INF, ValueError, id="-inf"),
+    pytest.param(0.0, ValueError, id="zero"),
+    pytest.param(-1e-3, ValueError, id="negative"),
+    pytest.param(1e-39, ValueError, id="float32-subnormal"),
+    pytest.param(1e39, ValueError, id="float32-overflow"),
+    pytest.param("0.01", TypeError, id="type-str"),
+    pytest.param(True, TypeError, id="type-bool"),
+]
+
+
+@pytest.mark.parametrize(("dt", "exc"), BAD_DT)
+def test_step_rejects_bad_dt_before_writing(solver, dt, exc):
+    """step() checks dt on the host before any launch: NaN, inf, 0, negative or a value outside the normal
+    float32 range raises, names the solver and dt, and leaves state_out exactly as it was (here: the state
+    after one good step, so every array holds non-default values)."""
+    model, sim = run_scene(solver)
+    s0, s1 = model.state(), model.state()
+    control = model.control()
+    control.joint_f.fill_(1.0)
+    sim.step(s0, s1, control, None, RUN_DT)
+    before = state_arrays(s0)
+    with pytest.raises(exc, match=rf"Solver{solver.upper()}\.step: dt"):
+        sim.step(s1, s0, control, None, dt)
+    after = state_arrays(s0)
+    for name, arr in before.items():
+        np.testing.assert_array_equal(after[name], arr, err_msg=name)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# float32 range through the importers (issue 24, item 7): MJCF and USD build through the builder, so they inherit
+# its rule; each case gave body_inv_mass = inf on 72040d5.
+# ---------------------------------------------------------------------------------------------------------------
+
+MJCF_TINY = {
+    # 4/3 pi (1e-30)^3 * 1000 kg/m^3 (MuJoCo's default density) = 4.2e-87 kg: 1/m overflows float32.
+    "sphere-size-1e-30": ('<geom name="g" type="sphere" size="1e-30"/>', r"<geom name='g'>.*add_shape_sphere.*density"),
+    "inertial-mass-1e-40": (
+        '<inertial pos="0 0 0" mass="1e-40" diaginertia="1 1 1"/><geom type="sphere" size="0.1" mass="0"/>',
+        r"<body name='ball'>.*add_body.*mass 1e-40",
+    ),
+    "geom-mass-1e-40": ('<geom name="g" type="sphere" size="0.1" mass="1e-40"/>', r"<geom name='g'>.*mass"),
+}
+
+
+@pytest.mark.parametrize("case", list(MJCF_TINY), ids=list(MJCF_TINY))
+def test_mjcf_mass_outside_float32_is_rejected(case):
+    """A free MJCF body whose mass has no finite float32 inverse raises ValueError naming the element and the
+    parameter, and the builder stays empty."""
+    body, pattern = MJCF_TINY[case]
+    xml = f'<mujoco><worldbody><body name="ball" pos="0 0 1"><freejoint/>{body}</body></worldbody></mujoco>'
+    b = ModelBuilder()
+    before = copy.deepcopy(vars(b))
+    with pytest.raises(ValueError, match=pattern):
+        b.add_mjcf(xml)
+    assert not changed(before, b)
+
+
+def test_usd_meters_per_unit_outside_float32_is_rejected():
+    """metersPerUnit 1e-30 scales a 0.5-unit cube (density 1000 kg/m^3, the USD default) to 1.25e-88 kg, whose
+    inverse overflows float32: ValueError naming the prim, the builder unchanged."""
+    from pxr import Usd  # usd-core is a dependency of newton_tendon
+
+    text = """#usda 1.0
+(
+    upAxis = "Z"
+    metersPerUnit = 1e-30
+)
+def Cube "Body" (
+    prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsCollisionAPI", "PhysicsMassAPI"]
+)
+{
+    double size = 0.5
+}
+"""
+    stage = Usd.Stage.CreateInMemory()
+    assert stage.GetRootLayer().ImportFromString(text)
+    b = ModelBuilder()
+    before = copy.deepcopy(vars(b))
+    with pytest.raises(ValueError, match=r"'/Body'.*float32"):
+        b.add_usd(stage)
+    assert not changed(before, b)
+
+
+def test_float32_edge_values_are_accepted():
+    """The rule rejects only what float32 cannot hold: float32 max itself, a subnormal position (it rounds to 0,
+    which is harmless), and the smallest moving mass whose inverse fits (3e-39 kg: 1/m = 3.3e38) all finalize,
+    and the model holds finite values."""
+    b = ModelBuilder(gravity=(0.0, 0.0, -3.4028234e38))
+    b.add_body(xform=(1e-50, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=3e-39, inertia=np.eye(3), label="light")
+    b.add_body(xform=(3.4028234e38, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, label="far")
+    m = b.finalize()
+    for name in ("body_q", "body_mass", "body_inv_mass", "body_inv_inertia", "gravity"):
+        assert np.all(np.isfinite(getattr(m, name).numpy())), name

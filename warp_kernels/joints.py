@@ -149,6 +149,7 @@ def compute_joint_wrenches(
 
     revolute: torque f a on the child, -f a on the parent [N m]. prismatic: force f a at the child
     anchor and -f a at the parent anchor [N], with their moments about each centre of mass.
+    A force that is not finite counts as 0 for the step.
     """
     j = wp.tid()
     jt = joints.type[j]
@@ -161,6 +162,8 @@ def compute_joint_wrenches(
         X_wp = parent_pose(body_q, p) * joints.X_p[j]
         a_w = wp.quat_rotate(wp.transform_get_rotation(X_wp), joints.axis[ds])
         f = joint_f[ds]
+        if not wp.isfinite(f):
+            f = 0.0  # a NaN or inf command applies no force this step (as a winch holds)
         if jt == JOINT_REVOLUTE:
             wc_out = wp.spatial_vector(wp.vec3(0.0), a_w * f)
             wp_out = wp.spatial_vector(wp.vec3(0.0), -a_w * f)

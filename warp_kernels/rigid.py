@@ -81,7 +81,8 @@ def integrate_bodies(
     body_q_out: wp.array(dtype=wp.transform),
     body_qd_out: wp.array(dtype=wp.spatial_vector),
 ):
-    """Semi-implicit Euler prediction: v += dt (g + f/m), x += dt v; implicit gyroscopic spin."""
+    """Semi-implicit Euler prediction: v += dt (g + f/m), x += dt v; implicit gyroscopic spin.
+    An external wrench ``body_f_in[b]`` that is not finite counts as zero for the step."""
     b = wp.tid()
     q = body_q_in[b]
     qd = body_qd_in[b]
@@ -91,8 +92,11 @@ def integrate_bodies(
     rot = wp.transform_get_rotation(q)
 
     if is_moving_body(bodies, b):
-        f = wp.spatial_top(body_f_in[b])
-        tau = wp.spatial_bottom(body_f_in[b])
+        ext = body_f_in[b]
+        if not wp.isfinite(ext):
+            ext = wp.spatial_vector()  # a wrench with a NaN or inf component is ignored this step
+        f = wp.spatial_top(ext)
+        tau = wp.spatial_bottom(ext)
         # Generalized joint forces reach the body through its joint slots.
         for i in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
             s = bodies.slot[i]

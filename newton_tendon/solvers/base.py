@@ -14,6 +14,7 @@ from warp_kernels import rigid as rigid_kernels
 from warp_kernels import transmission as tx
 from warp_kernels.types import BODY_KINEMATIC
 
+from .._float32 import FLOAT32_MAX as _FLOAT32_MAX
 from .._transmission_model import coupling_model_struct, transmission_model_struct, transmission_scratch
 from ..finalize import update_tendon_baseline
 from ..model import Model, ModelFlags, body_model_struct, joint_model_struct, tendon_model_struct
@@ -38,6 +39,10 @@ launch's threads one after another, and each thread first loads the struct field
 taking 16 elements per thread pays that once per 16. The per-body rigid kernels (``integrate_bodies``,
 ``apply_slot_pose_deltas``, ``update_body_velocities``) keep a thread per body: their ``BodyModel``
 loads are cheap, and a chunked version measured no faster once its two extra launch arguments were paid."""
+
+
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+"""Smallest normal float32 (1.2e-38): the smallest step size ``step`` accepts."""
 
 
 def chunked(count: int, chunk: int) -> int:
@@ -309,6 +314,24 @@ class SolverBase:
 
     # ------------------------------------------------------------------------------------------
     # Rigid bodies: what both solvers share (arguments, scratch, prediction, restitution)
+
+    def _check_dt(self, dt) -> float:
+        """The step size [s] as a float, checked on the host before ``step`` writes anything: a real
+        number (not a bool) whose float32 form, the one the kernels use, is finite, positive and
+        normal (dt and 1/dt both fit in float32). A NaN, infinite, zero or negative dt would write
+        NaN or a backwards step into every body of the output state."""
+        name = type(self).__name__
+        if isinstance(dt, (bool, np.bool_)) or not isinstance(dt, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{name}.step: dt must be a real number [s], got {type(dt).__name__}")
+        value = float(dt)
+        if not (np.isfinite(value) and value > 0.0):
+            raise ValueError(f"{name}.step: dt must be finite and > 0 [s], got {value}")
+        if not (_FLOAT32_TINY <= value <= _FLOAT32_MAX):
+            raise ValueError(
+                f"{name}.step: dt must lie in the normal float32 range [{_FLOAT32_TINY:.3g}, {_FLOAT32_MAX:.3g}] s "
+                f"(the kernels compute in float32), got {value}"
+            )
+        return value
 
     def _check_iterations(self, iterations) -> int:
         if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:

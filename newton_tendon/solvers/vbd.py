@@ -221,6 +221,7 @@ class SolverVBD(SolverBase):
 
     def step(self, state_in: State, state_out: State, control: Control | None, contacts: Contacts | None, dt: float):
         """Advance all worlds by ``dt`` [s] from ``state_in`` into ``state_out`` (graph-capturable)."""
+        dt = self._check_dt(dt)
         if control is None:
             control = self._default_control
         m = self.model
@@ -230,7 +231,6 @@ class SolverVBD(SolverBase):
             )
         if m.body_count == 0:
             return
-        dt = float(dt)
         dev = self.device
         self._bind_multipliers(state_in, state_out)
         self._predict(state_in, state_out, control, dt)

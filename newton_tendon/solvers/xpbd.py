@@ -82,6 +82,7 @@ class SolverXPBD(SolverBase):
 
     def step(self, state_in: State, state_out: State, control: Control | None, contacts: Contacts | None, dt: float):
         """Advance all worlds by ``dt`` [s] from ``state_in`` into ``state_out`` (graph-capturable)."""
+        dt = self._check_dt(dt)
         if control is None:
             control = self._default_control
         if contacts is not None and contacts.capacity != self.model.contact_capacity:
@@ -91,7 +92,6 @@ class SolverXPBD(SolverBase):
             )
         if self.model.body_count == 0:
             return
-        dt = float(dt)
         self._predict(state_in, state_out, control, dt)
         self._begin_tendon_step(state_in, state_out, control)
         self._begin_transmissions(state_in, state_out, control, dt)
