@@ -11,7 +11,7 @@ from warp_kernels.collide import pair_contact_capacity
 
 from ._transmission_model import finalize_transmissions
 from ._float32 import first_overflow, overflows, range_message
-from .inertia import INVERTIBLE_DET, float32_mass_problem, quat_to_matrix
+from .inertia import float32_mass_problem, inverse_mass_arrays, quat_to_matrix
 from .model import Model, tendon_model_struct
 from .tendon import AttributeFrequency
 
@@ -54,12 +54,7 @@ def _mass_properties(b):
             inertia[b.joint_child[j]] += b.joint_armature[qd_start] * np.outer(a, a)
         qd_start += ndof
     moving = (mass > 0.0) & ((flags & T.BODY_KINEMATIC) == 0)
-    with np.errstate(over="ignore"):  # 1/mass of a subnormal mass is inf: flagged below
-        inv_mass = np.where(moving, 1.0 / np.where(mass > 0.0, mass, 1.0), 0.0)
-    inv_inertia = np.zeros_like(inertia)
-    invertible = moving & (np.linalg.det(inertia) > INVERTIBLE_DET) if n else moving
-    if invertible.any():
-        inv_inertia[invertible] = np.linalg.inv(inertia[invertible])
+    inv_mass, inv_inertia = inverse_mass_arrays(mass, inertia, moving)  # inf 1/mass flagged below
     # The builder checked each body as it was added; armature and direct list edits are checked here,
     # by the same rule (float32_mass_problem names what is wrong with the first failing body).
     bad = overflows(mass) | overflows(inv_mass) | ~np.isfinite(inv_mass)

@@ -39,6 +39,7 @@ from warp_kernels.joints import eval_joint_coordinates as _eval_joint_coordinate
 from warp_kernels.types import BODY_KINEMATIC
 
 from ._transmission_model import TRANSMISSION_PROPERTY_ARRAYS
+from .inertia import inverse_mass_arrays
 from .finalize import update_tendon_baseline
 from .model import Model, ModelFlags, body_model_struct, joint_model_struct
 
@@ -760,10 +761,7 @@ def _refresh_inverse_mass(model: Model, bodies: np.ndarray):
     mass = model.body_mass.numpy()[bodies].astype(np.float64)
     inertia = model.body_inertia.numpy()[bodies].astype(np.float64)
     moving = (mass > 0.0) & ((model.body_flags.numpy()[bodies] & BODY_KINEMATIC) == 0)
-    inv_mass = np.where(moving, 1.0 / np.where(mass > 0.0, mass, 1.0), 0.0)
-    inv_inertia = np.zeros_like(inertia)
-    ok = moving & (np.linalg.det(inertia) > 1e-30)
-    inv_inertia[ok] = np.linalg.inv(inertia[ok])
+    inv_mass, inv_inertia = inverse_mass_arrays(mass, inertia, moving)
     index = wp.array(bodies.astype(np.int32), dtype=wp.int32, device=model.device)
     _scatter(index, 1, inv_mass, model.body_inv_mass)
     _scatter(index, 9, inv_inertia, model.body_inv_inertia)

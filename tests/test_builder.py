@@ -1635,3 +1635,49 @@ def test_array_field_docstrings_state_shape(device):
         assert arrays, cls
         offenders += [f"{cls}.{n}" for n in arrays if "shape" not in (docs.get(n) or "")]
     assert offenders == []
+
+
+# A free body with a torque tau about a principal axis spins up by omega = tau dt / I in one step
+# (no gravity, no contacts). float32 storage and one integration step agree with it to ~1e-6.
+SPIN_REL = 1.0e-5
+
+
+@pytest.mark.parametrize("radius", [2.0e-3, 1.0e-4, 0.1])
+def test_small_body_rotates_under_torque(device, solver, radius):
+    """The inverse inertia of a small body is its inverse, whatever its size (relative invertibility
+    rule, ``inertia.INVERTIBLE_RATIO``): a 2 mm water sphere (det I = 1.5e-31 kg^3 m^6) had a zero
+    inverse inertia under the old absolute bound det > 1e-30 and did not turn under any torque."""
+    from .helpers import Sim
+
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    body = b.add_body(label="bead")
+    b.add_shape_sphere(body, radius=radius, density=1000.0)
+    m = 1000.0 * 4.0 / 3.0 * math.pi * radius**3
+    inertia = 0.4 * m * radius**2
+    sim = Sim(b, device, contacts=False, solver=solver)
+    close(sim.model.body_inv_inertia.numpy()[0], np.eye(3) / inertia)
+    dt = 1.0e-3
+    tau = 10.0 * inertia  # 10 rad/s^2
+    f = np.zeros((1, 6), dtype=np.float32)
+    f[0, 5] = tau
+    sim.state_0.body_f.assign(f)
+    sim.step(dt)
+    omega = sim.body_qd()[0, 3:]
+    np.testing.assert_allclose(omega, [0.0, 0.0, tau * dt / inertia], rtol=SPIN_REL, atol=1e-9)
+
+
+def test_singular_inertia_stays_uninverted_at_any_rotation():
+    """A rod with no moment about its axis (principal moments (1, 1, 0) kg m^2), rotated off the
+    axes, keeps a zero inverse inertia (rounding of the rotated matrix must not give it an inverse of
+    ~1e16 about that axis) while a 2 mm sphere's tiny but regular inertia is inverted: the rule
+    compares the smallest principal moment with the largest, far above eigenvalue rounding (~1e-16
+    of the largest)."""
+    from newton_tendon.inertia import inverse_mass_arrays, quat_to_matrix
+
+    r = quat_to_matrix((0.3, -0.5, 0.2, math.sqrt(1.0 - 0.38)))
+    rod = r @ np.diag([1.0, 1.0, 0.0]) @ r.T
+    tiny = np.eye(3) * 5.4e-11  # a 2 mm water sphere
+    inv_mass, inv_inertia = inverse_mass_arrays([1.0, 3.4e-5], np.stack([rod, tiny]), [True, True])
+    np.testing.assert_array_equal(inv_inertia[0], np.zeros((3, 3)))
+    close(inv_inertia[1], np.eye(3) / 5.4e-11)
+    close(inv_mass, [1.0, 1.0 / 3.4e-5])

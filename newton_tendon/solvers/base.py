@@ -17,6 +17,7 @@ from warp_kernels.types import BODY_KINEMATIC
 from .._float32 import FLOAT32_MAX as _FLOAT32_MAX
 from .._transmission_model import coupling_model_struct, transmission_model_struct, transmission_scratch
 from ..finalize import update_tendon_baseline
+from ..inertia import inverse_mass_arrays
 from ..model import Model, ModelFlags, body_model_struct, joint_model_struct, tendon_model_struct
 from ..state import State
 
@@ -979,9 +980,6 @@ class SolverBase:
                 f"{type(self).__name__}.notify_model_changed: body_mass must be finite and >= 0 and body_inertia finite"
             )
         moving = (mass > 0.0) & ((m.body_flags.numpy() & BODY_KINEMATIC) == 0)
-        inv_mass = np.where(moving, 1.0 / np.where(mass > 0.0, mass, 1.0), 0.0)
-        inv_inertia = np.zeros_like(inertia)
-        ok = moving & (np.linalg.det(inertia) > 1e-30)
-        inv_inertia[ok] = np.linalg.inv(inertia[ok])
+        inv_mass, inv_inertia = inverse_mass_arrays(mass, inertia, moving)
         m.body_inv_mass.assign(inv_mass.astype(np.float32))
         m.body_inv_inertia.assign(inv_inertia.astype(np.float32))
