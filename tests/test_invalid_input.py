@@ -552,8 +552,8 @@ row("f32-body-velocity-big", lambda b: b.add_body(velocity=(0, 0, 0, BIG, 0, 0),
     "velocity")  # fmt: skip
 row("f32-body-inertia-big", lambda b: b.add_body(mass=1.0, inertia=np.eye(3) * BIG, label="x"), ValueError, X,
     "inertia")  # fmt: skip
-# det = 1e-5 > the invertibility floor 1e-30, so the inverse (1e45 about z) is computed and overflows.
-row("f32-body-inertia-inverse", lambda b: b.add_body(mass=1.0, inertia=np.diag([1e20, 1e20, 1e-45]), label="x"),
+# An isotropic 1e-39 kg m^2 is regular (inertia.INVERTIBLE_RATIO), so its inverse 1e39 is computed and overflows.
+row("f32-body-inertia-inverse", lambda b: b.add_body(mass=1.0, inertia=np.eye(3) * 1e-39, label="x"),
     ValueError, X, "inertia")  # fmt: skip
 
 
