@@ -241,38 +241,90 @@ def pair_apply_angular(
 
 
 @wp.func
-def point_row_impulse(
-    bp: BodyPair, q_p: wp.transform, q_c: wp.transform, x_p: wp.vec3, x_c: wp.vec3, n: wp.vec3, err: float, relax: float
-):
-    """Hard positional row C = err along unit n between anchor x_p (parent) and x_c (child) [m].
-
-    Gradient dC/dx_c = n, dC/dx_p = -n. dlambda = -C / (w_p + w_c) [kg m] (XPBD with zero compliance).
-    Returns (r_p, r_c, impulse, apply): the arms [m], the impulse [kg m] and whether to apply it.
-    """
-    r_p = x_p - wp.transform_point(q_p, bp.com_p)
-    r_c = x_c - wp.transform_point(q_c, bp.com_c)
-    w = point_inv_mass(bp.inv_m_p, bp.inv_i_p, r_p, n) + point_inv_mass(bp.inv_m_c, bp.inv_i_c, r_c, n)
-    if w <= 0.0:
-        return r_p, r_c, wp.vec3(0.0), False
-    dlambda = -err / w * relax
-    return r_p, r_c, n * dlambda, True
+def arm_block(inv_i: wp.mat33, r: wp.vec3):
+    """``[r]x I^-1 [r]x^T`` in float64 [1/kg]: how far a body's point at arm ``r`` [m] moves, through
+    the body's rotation alone, per unit positional impulse at that point."""
+    s = wp.skew(wp.vec3d(r))
+    return s * wp.mat33d(inv_i) * wp.transpose(s)
 
 
 @wp.func
-def angle_row_impulse(bp: BodyPair, rotvec: wp.vec3, relax: float):
-    """Hard angular row: rotate the child relative to the parent by the world rotation vector [rad].
+def block_row_impulse(k: wp.mat33d, err: wp.vec3, axis: wp.vec3, free_axis: bool, relax: float):
+    """Impulse that removes ``relax`` times the vector error ``err`` of a block of hard rows in one step.
 
-    C = |rotvec| about n = rotvec/|rotvec|; dlambda = |rotvec| / (n^T I_p^-1 n + n^T I_c^-1 n).
+    ``k`` is the block's effective inverse mass (float64): the change of the error per unit impulse,
+    ``J M^-1 J^T``. The linearized rows ``err + k p = 0`` are solved together, ``p = -relax k^-1 err``.
+    With ``free_axis`` the block acts only across the unit ``axis`` (the axis is a free direction of
+    the joint): it solves ``(P k P + s a a^T) p = -relax P err``, ``P = 1 - a a^T``, whose solution has
+    no component along ``a``, with ``s = tr(k) / 3`` keeping the matrix's scale.
+
+    Solving the rows as one block, rather than one scalar row along ``err / |err|``, is what keeps a
+    light body on a long lever attached: there ``k`` has eigenvalues ``1/m`` (along the lever) and
+    ``1/m + L^2/I`` (across it), 1e6 apart for ``I = 1e-6 kg m^2``, and a scalar row along a mixed
+    direction corrects the along-lever part by only about ``1/(n^T k n)`` of itself per pass
+    (docs/xpbd.md, "Joint rows"). Returns (impulse, apply).
+    """
+    a = wp.vec3d(axis)
+    e = wp.vec3d(err)
+    m = k
+    if free_axis:
+        pr = wp.identity(3, dtype=wp.float64) - wp.outer(a, a)
+        sc = wp.trace(k) / wp.float64(3.0)
+        m = pr * k * pr + sc * wp.outer(a, a)
+        e = pr * e
+    det = wp.determinant(m)
+    if not (det > wp.float64(0.0)):
+        return wp.vec3(0.0), False
+    p = wp.inverse(m) * e
+    return wp.vec3(p) * (-relax), True
+
+
+@wp.func
+def point_row_impulse(
+    bp: BodyPair,
+    q_p: wp.transform,
+    q_c: wp.transform,
+    x_p: wp.vec3,
+    x_c: wp.vec3,
+    err: wp.vec3,
+    axis: wp.vec3,
+    free_axis: bool,
+    relax: float,
+):
+    """Hard anchor rows ``C = x_c - x_p = err`` [m] between the parent anchor x_p and the child anchor
+    x_c, solved as one 3x3 block (2x2 across ``axis`` with ``free_axis``, a prismatic joint).
+
+    A positional impulse p [kg m] (+p on the child at arm r_c, -p on the parent at r_p) changes C by
+    ``k p``, ``k = (1/m_p + 1/m_c) 1 + [r_p]x I_p^-1 [r_p]x^T + [r_c]x I_c^-1 [r_c]x^T``
+    (Mueller et al. 2020, eq. 2-3, for all three directions at once). XPBD with zero compliance:
+    ``p = -relax k^-1 C``. Returns (r_p, r_c, impulse, apply): the arms [m], the impulse [kg m] and
+    whether to apply it.
+    """
+    r_p = x_p - wp.transform_point(q_p, bp.com_p)
+    r_c = x_c - wp.transform_point(q_c, bp.com_c)
+    inv_m = bp.inv_m_p + bp.inv_m_c
+    if inv_m <= 0.0:
+        return r_p, r_c, wp.vec3(0.0), False
+    k = wp.float64(inv_m) * wp.identity(3, dtype=wp.float64) + arm_block(bp.inv_i_p, r_p) + arm_block(bp.inv_i_c, r_c)
+    impulse, ok = block_row_impulse(k, err, axis, free_axis, relax)
+    return r_p, r_c, impulse, ok
+
+
+@wp.func
+def angle_row_impulse(bp: BodyPair, rotvec: wp.vec3, axis: wp.vec3, free_axis: bool, relax: float):
+    """Hard angular rows: rotate the child relative to the parent by the world rotation vector
+    ``rotvec`` [rad], solved as one 3x3 block (2x2 across ``axis`` with ``free_axis``, a revolute joint).
+
+    An angular impulse p [kg m^2 rad] (+p on the child, -p on the parent) turns the child relative
+    to the parent by ``k p``, ``k = I_p^-1 + I_c^-1`` (world); ``p = relax k^-1 rotvec``. For an
+    isotropic ``k`` this is the scalar row ``p = relax rotvec / (n^T k n)``, ``n = rotvec/|rotvec|``.
     Returns (impulse [kg m^2 rad], apply).
     """
-    theta = wp.length(rotvec)
-    if theta < 1.0e-9:
+    if wp.length(rotvec) < 1.0e-9:
         return wp.vec3(0.0), False
-    n = rotvec / theta
-    w = rot_inv_mass(bp.inv_i_p, n) + rot_inv_mass(bp.inv_i_c, n)
-    if w <= 0.0:
-        return wp.vec3(0.0), False
-    return n * (theta / w * relax), True
+    k = wp.mat33d(bp.inv_i_p + bp.inv_i_c)
+    impulse, ok = block_row_impulse(k, rotvec, axis, free_axis, relax)
+    return -impulse, ok
 
 
 @wp.kernel
@@ -344,6 +396,7 @@ def solve_joints(
     rot_p = wp.transform_get_rotation(X_wp)
     rot_c = wp.transform_get_rotation(X_wc)
     rotvec = wp.vec3(0.0)
+    free_rot_axis = wp.vec3(0.0)
     if jt == JOINT_FIXED or jt == JOINT_PRISMATIC:
         # Rotation that carries the child frame onto the parent frame.
         rotvec = quat_to_rotation_vector(rot_p * wp.quat_inverse(rot_c))
@@ -351,13 +404,16 @@ def solve_joints(
         a = joints.axis[ds]
         a_p = wp.quat_rotate(rot_p, a)
         a_c = wp.quat_rotate(rot_c, a)
+        free_rot_axis = a_p
         s = wp.cross(a_c, a_p)
         sn = wp.length(s)
         if sn > 1.0e-9:
             ang = wp.atan2(sn, wp.dot(a_c, a_p))
             rotvec = s * (ang / sn)
     if jt == JOINT_FIXED or jt == JOINT_PRISMATIC or jt == JOINT_REVOLUTE:
-        ang_impulse, ang_apply = angle_row_impulse(bp, rotvec, angular_relaxation)
+        ang_impulse, ang_apply = angle_row_impulse(
+            bp, rotvec, free_rot_axis, jt == JOINT_REVOLUTE, angular_relaxation
+        )
         if ang_apply:
             q_p, q_c, dth_p, dth_c = pair_apply_angular(bp, q_p, q_c, dth_p, dth_c, ang_impulse)
 
@@ -425,12 +481,14 @@ def solve_joints(
     x_p = wp.transform_get_translation(X_wp)
     x_c = wp.transform_get_translation(X_wc)
     d = x_c - x_p
+    free_lin_axis = wp.vec3(0.0)
     if jt == JOINT_PRISMATIC:
-        a_w = wp.quat_rotate(wp.transform_get_rotation(X_wp), joints.axis[ds])
-        d = d - a_w * wp.dot(d, a_w)
-    dl = wp.length(d)
-    if dl > 1.0e-9:
-        r_p, r_c, lin_impulse, lin_apply = point_row_impulse(bp, q_p, q_c, x_p, x_c, d / dl, dl, linear_relaxation)
+        free_lin_axis = wp.quat_rotate(wp.transform_get_rotation(X_wp), joints.axis[ds])
+        d = d - free_lin_axis * wp.dot(d, free_lin_axis)
+    if wp.length(d) > 1.0e-9:
+        r_p, r_c, lin_impulse, lin_apply = point_row_impulse(
+            bp, q_p, q_c, x_p, x_c, d, free_lin_axis, jt == JOINT_PRISMATIC, linear_relaxation
+        )
         if lin_apply:
             q_p, q_c, dx_p, dth_p, dx_c, dth_c = pair_apply_linear(
                 bp, q_p, q_c, dx_p, dth_p, dx_c, dth_c, r_p, r_c, lin_impulse
