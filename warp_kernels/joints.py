@@ -241,90 +241,123 @@ def pair_apply_angular(
 
 
 @wp.func
-def arm_block(inv_i: wp.mat33, r: wp.vec3):
-    """``[r]x I^-1 [r]x^T`` in float64 [1/kg]: how far a body's point at arm ``r`` [m] moves, through
-    the body's rotation alone, per unit positional impulse at that point."""
-    s = wp.skew(wp.vec3d(r))
-    return s * wp.mat33d(inv_i) * wp.transpose(s)
+def project_block(k: wp.mat33d, axis: wp.vec3d):
+    """``P k P + s a a^T``, ``P = 1 - a a^T``, ``s = tr(k) / 3``: the block ``k`` restricted to the plane
+    across the unit ``axis`` (a free direction of the joint), kept invertible and at ``k``'s scale.
+    A system ``(P k P + s a a^T) x = P b`` has the solution ``x`` across ``a``."""
+    pr = wp.identity(3, dtype=wp.float64) - wp.outer(axis, axis)
+    return pr * k * pr + (wp.trace(k) / wp.float64(3.0)) * wp.outer(axis, axis)
 
 
 @wp.func
-def block_row_impulse(k: wp.mat33d, err: wp.vec3, axis: wp.vec3, free_axis: bool, relax: float):
-    """Impulse that removes ``relax`` times the vector error ``err`` of a block of hard rows in one step.
+def joint_block_correction(
+    bp: BodyPair,
+    r_p: wp.vec3,
+    r_c: wp.vec3,
+    err_lin: wp.vec3,
+    err_ang: wp.vec3,
+    has_ang: bool,
+    lin_axis: wp.vec3,
+    free_lin: bool,
+    ang_axis: wp.vec3,
+    free_ang: bool,
+    lin_relax: float,
+    ang_relax: float,
+):
+    """Pose changes that remove a joint's anchor error and orientation error together (hard rows).
 
-    ``k`` is the block's effective inverse mass (float64): the change of the error per unit impulse,
-    ``J M^-1 J^T``. The linearized rows ``err + k p = 0`` are solved together, ``p = -relax k^-1 err``.
-    With ``free_axis`` the block acts only across the unit ``axis`` (the axis is a free direction of
-    the joint): it solves ``(P k P + s a a^T) p = -relax P err``, ``P = 1 - a a^T``, whose solution has
-    no component along ``a``, with ``s = tr(k) / 3`` keeping the matrix's scale.
+    ``err_lin = x_c - x_p`` [m] is the anchor error; ``err_ang`` [rad] the orientation error of the
+    child relative to the parent as a world rotation vector (``has_ang`` false: no orientation rows,
+    a ball joint). A free axis of the joint is projected out (``free_lin``: prismatic, ``free_ang``:
+    revolute, see ``project_block``). A positional impulse ``p_l`` [kg m] at the anchors and an
+    angular impulse ``p_a`` [kg m^2] (+ on the child, - on the parent) change the errors by
 
-    Solving the rows as one block, rather than one scalar row along ``err / |err|``, is what keeps a
-    light body on a long lever attached: there ``k`` has eigenvalues ``1/m`` (along the lever) and
-    ``1/m + L^2/I`` (across it), 1e6 apart for ``I = 1e-6 kg m^2``, and a scalar row along a mixed
-    direction corrects the along-lever part by only about ``1/(n^T k n)`` of itself per pass
-    (docs/xpbd.md, "Joint rows"). Returns (impulse, apply).
+        [e_l]     [K_ll   K_la] [p_l]     K_ll = (1/m_p + 1/m_c) 1 + sum_b [r_b]x J_b [r_b]x^T
+        [e_a]  += [K_la^T K_aa] [p_a],    K_la = sum_b [r_b]x^T J_b,  K_aa = J_p + J_c
+
+    (J_b the world inverse inertia, r_b the arm from body b's COM to its anchor; Mueller et al. 2020,
+    eq. 2-3, for all rows of the joint at once). XPBD with zero compliance solves this linearized
+    system for ``-(lin_relax e_l, ang_relax e_a)`` through the Schur complement of K_aa, in float64
+    (for a light body on a long lever, ``K_ll``'s eigenvalues are 1e6 apart). Returns
+    (dx_p, dth_p, dx_c, dth_c, apply): COM translations [m] and rotation vectors [rad] of both bodies.
+
+    A scalar row per error direction (``n = e / |e|``, ``w = n^T K n``) is exact only when ``n`` is an
+    eigenvector of K, and rows solved one after another are exact only when K couples them weakly.
+    A light link on a long lever breaks both (docs/xpbd.md, "Joint rows"): its along-lever anchor
+    error stalled at any iteration count and the link left its hinge.
     """
-    a = wp.vec3d(axis)
-    e = wp.vec3d(err)
-    m = k
-    if free_axis:
-        pr = wp.identity(3, dtype=wp.float64) - wp.outer(a, a)
-        sc = wp.trace(k) / wp.float64(3.0)
-        m = pr * k * pr + sc * wp.outer(a, a)
-        e = pr * e
-    det = wp.determinant(m)
-    if not (det > wp.float64(0.0)):
-        return wp.vec3(0.0), False
-    p = wp.inverse(m) * e
-    return wp.vec3(p) * (-relax), True
+    zero = wp.vec3(0.0)
+    inv_m = bp.inv_m_p + bp.inv_m_c
+    if inv_m <= 0.0:
+        return zero, zero, zero, zero, False
+    i3 = wp.identity(3, dtype=wp.float64)
+    jp = wp.mat33d(bp.inv_i_p)
+    jc = wp.mat33d(bp.inv_i_c)
+    sp = wp.skew(wp.vec3d(r_p))
+    sc = wp.skew(wp.vec3d(r_c))
+    k_ll = wp.float64(inv_m) * i3 + sp * jp * wp.transpose(sp) + sc * jc * wp.transpose(sc)
+    k_la = wp.transpose(sp) * jp + wp.transpose(sc) * jc
+    k_aa = jp + jc
+    b_l = wp.vec3d(err_lin) * wp.float64(-lin_relax)
+    b_a = wp.vec3d(err_ang) * wp.float64(-ang_relax)
+    if free_lin:
+        al = wp.vec3d(lin_axis)
+        pl = i3 - wp.outer(al, al)
+        k_ll = project_block(k_ll, al)
+        k_la = pl * k_la
+        b_l = pl * b_l
+    if free_ang:
+        aa = wp.vec3d(ang_axis)
+        pa = i3 - wp.outer(aa, aa)
+        k_aa = project_block(k_aa, aa)
+        k_la = k_la * pa
+        b_a = pa * b_a
+    p_l = wp.vec3d()
+    p_a = wp.vec3d()
+    if has_ang and wp.determinant(k_aa) > wp.float64(0.0):
+        a_inv = wp.inverse(k_aa)
+        schur = k_ll - k_la * a_inv * wp.transpose(k_la)
+        if not (wp.determinant(schur) > wp.float64(0.0)):
+            return zero, zero, zero, zero, False
+        p_l = wp.inverse(schur) * (b_l - k_la * (a_inv * b_a))
+        p_a = a_inv * (b_a - wp.transpose(k_la) * p_l)
+    else:
+        # No orientation rows, or no body that can turn (both inverse inertias zero): anchors only.
+        if not (wp.determinant(k_ll) > wp.float64(0.0)):
+            return zero, zero, zero, zero, False
+        p_l = wp.inverse(k_ll) * b_l
+    # Body responses in float64: the rotation from p_l is J (r x p_l), and r x p_l is small where
+    # p_l runs along the lever, which a float32 p_l would round away.
+    dx_c = wp.vec3(p_l * wp.float64(bp.inv_m_c))
+    dx_p = wp.vec3(p_l * wp.float64(-bp.inv_m_p))
+    dth_c = wp.vec3(jc * (wp.cross(wp.vec3d(r_c), p_l) + p_a))
+    dth_p = wp.vec3(-(jp * (wp.cross(wp.vec3d(r_p), p_l) + p_a)))
+    return dx_p, dth_p, dx_c, dth_c, True
 
 
 @wp.func
-def point_row_impulse(
+def pair_apply_delta(
     bp: BodyPair,
     q_p: wp.transform,
     q_c: wp.transform,
-    x_p: wp.vec3,
-    x_c: wp.vec3,
-    err: wp.vec3,
-    axis: wp.vec3,
-    free_axis: bool,
-    relax: float,
+    dx_p: wp.vec3,
+    dth_p: wp.vec3,
+    dx_c: wp.vec3,
+    dth_c: wp.vec3,
+    ddx_p: wp.vec3,
+    ddth_p: wp.vec3,
+    ddx_c: wp.vec3,
+    ddth_c: wp.vec3,
 ):
-    """Hard anchor rows ``C = x_c - x_p = err`` [m] between the parent anchor x_p and the child anchor
-    x_c, solved as one 3x3 block (2x2 across ``axis`` with ``free_axis``, a prismatic joint).
-
-    A positional impulse p [kg m] (+p on the child at arm r_c, -p on the parent at r_p) changes C by
-    ``k p``, ``k = (1/m_p + 1/m_c) 1 + [r_p]x I_p^-1 [r_p]x^T + [r_c]x I_c^-1 [r_c]x^T``
-    (Mueller et al. 2020, eq. 2-3, for all three directions at once). XPBD with zero compliance:
-    ``p = -relax k^-1 C``. Returns (r_p, r_c, impulse, apply): the arms [m], the impulse [kg m] and
-    whether to apply it.
-    """
-    r_p = x_p - wp.transform_point(q_p, bp.com_p)
-    r_c = x_c - wp.transform_point(q_c, bp.com_c)
-    inv_m = bp.inv_m_p + bp.inv_m_c
-    if inv_m <= 0.0:
-        return r_p, r_c, wp.vec3(0.0), False
-    k = wp.float64(inv_m) * wp.identity(3, dtype=wp.float64) + arm_block(bp.inv_i_p, r_p) + arm_block(bp.inv_i_c, r_c)
-    impulse, ok = block_row_impulse(k, err, axis, free_axis, relax)
-    return r_p, r_c, impulse, ok
-
-
-@wp.func
-def angle_row_impulse(bp: BodyPair, rotvec: wp.vec3, axis: wp.vec3, free_axis: bool, relax: float):
-    """Hard angular rows: rotate the child relative to the parent by the world rotation vector
-    ``rotvec`` [rad], solved as one 3x3 block (2x2 across ``axis`` with ``free_axis``, a revolute joint).
-
-    An angular impulse p [kg m^2 rad] (+p on the child, -p on the parent) turns the child relative
-    to the parent by ``k p``, ``k = I_p^-1 + I_c^-1`` (world); ``p = relax k^-1 rotvec``. For an
-    isotropic ``k`` this is the scalar row ``p = relax rotvec / (n^T k n)``, ``n = rotvec/|rotvec|``.
-    Returns (impulse [kg m^2 rad], apply).
-    """
-    if wp.length(rotvec) < 1.0e-9:
-        return wp.vec3(0.0), False
-    k = wp.mat33d(bp.inv_i_p + bp.inv_i_c)
-    impulse, ok = block_row_impulse(k, rotvec, axis, free_axis, relax)
-    return -impulse, ok
+    """Apply pose changes (ddx, ddth) to both bodies. Returns the updated (q_p, q_c, dx_p, dth_p, dx_c, dth_c)."""
+    return (
+        apply_pose_delta(q_p, bp.com_p, ddx_p, ddth_p),
+        apply_pose_delta(q_c, bp.com_c, ddx_c, ddth_c),
+        dx_p + ddx_p,
+        dth_p + ddth_p,
+        dx_c + ddx_c,
+        dth_c + ddth_c,
+    )
 
 
 @wp.kernel
@@ -346,10 +379,13 @@ def solve_joints(
     joint_lambda: wp.array(dtype=float),
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
-    """One Jacobi pass over joints: angular rows, then the drive and limit rows, then linear rows.
+    """One Jacobi pass over joints: the drive and limit rows, then the joint's anchor and orientation
+    rows together as one block (``joint_block_correction``).
 
     Rows of one joint run Gauss-Seidel on a private copy of the two poses; the accumulated pose
-    change of each body goes to the joint's two slots. The drive row is the only compliant row:
+    change of each body goes to the joint's two slots. The block comes last, so a drive or limit
+    row that moves an anchor (it turns the link about its COM) is followed by the anchor's repair in
+    the same pass. The drive row is the only compliant row:
 
         C = q - q*,  alpha = 1 / (ke + kd/dt),  q* = (ke q_t + (kd/dt)(q_n + dt qd_t)) / (ke + kd/dt)
 
@@ -389,33 +425,6 @@ def solve_joints(
     dth_c = wp.vec3(0.0)
 
     ds = joints.qd_start[j]
-
-    # Angular rows.
-    X_wp = q_p * joints.X_p[j]
-    X_wc = q_c * joints.X_c[j]
-    rot_p = wp.transform_get_rotation(X_wp)
-    rot_c = wp.transform_get_rotation(X_wc)
-    rotvec = wp.vec3(0.0)
-    free_rot_axis = wp.vec3(0.0)
-    if jt == JOINT_FIXED or jt == JOINT_PRISMATIC:
-        # Rotation that carries the child frame onto the parent frame.
-        rotvec = quat_to_rotation_vector(rot_p * wp.quat_inverse(rot_c))
-    elif jt == JOINT_REVOLUTE:
-        a = joints.axis[ds]
-        a_p = wp.quat_rotate(rot_p, a)
-        a_c = wp.quat_rotate(rot_c, a)
-        free_rot_axis = a_p
-        s = wp.cross(a_c, a_p)
-        sn = wp.length(s)
-        if sn > 1.0e-9:
-            ang = wp.atan2(sn, wp.dot(a_c, a_p))
-            rotvec = s * (ang / sn)
-    if jt == JOINT_FIXED or jt == JOINT_PRISMATIC or jt == JOINT_REVOLUTE:
-        ang_impulse, ang_apply = angle_row_impulse(
-            bp, rotvec, free_rot_axis, jt == JOINT_REVOLUTE, angular_relaxation
-        )
-        if ang_apply:
-            q_p, q_c, dth_p, dth_c = pair_apply_angular(bp, q_p, q_c, dth_p, dth_c, ang_impulse)
 
     # Coordinate rows (limit, then drive) of revolute and prismatic joints.
     if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
@@ -475,23 +484,53 @@ def solve_joints(
                     bp, q_p, q_c, dx_p, dth_p, dx_c, dth_c, r_p, r_c, a_w * dlambda
                 )
 
-    # Linear rows.
+    # Joint rows: anchor and orientation errors solved together as one block.
     X_wp = q_p * joints.X_p[j]
     X_wc = q_c * joints.X_c[j]
+    rot_p = wp.transform_get_rotation(X_wp)
+    rot_c = wp.transform_get_rotation(X_wc)
+    has_ang = jt == JOINT_FIXED or jt == JOINT_PRISMATIC or jt == JOINT_REVOLUTE
+    # Orientation error: the rotation that carries the parent frame onto the child frame.
+    err_ang = wp.vec3(0.0)
+    ang_axis = wp.vec3(0.0)
+    if jt == JOINT_FIXED or jt == JOINT_PRISMATIC:
+        err_ang = quat_to_rotation_vector(rot_c * wp.quat_inverse(rot_p))
+    elif jt == JOINT_REVOLUTE:
+        a = joints.axis[ds]
+        a_p = wp.quat_rotate(rot_p, a)
+        a_c = wp.quat_rotate(rot_c, a)
+        ang_axis = a_p
+        s = wp.cross(a_p, a_c)
+        sn = wp.length(s)
+        if sn > 1.0e-9:
+            err_ang = s * (wp.atan2(sn, wp.dot(a_c, a_p)) / sn)
     x_p = wp.transform_get_translation(X_wp)
     x_c = wp.transform_get_translation(X_wc)
     d = x_c - x_p
-    free_lin_axis = wp.vec3(0.0)
+    lin_axis = wp.vec3(0.0)
     if jt == JOINT_PRISMATIC:
-        free_lin_axis = wp.quat_rotate(wp.transform_get_rotation(X_wp), joints.axis[ds])
-        d = d - free_lin_axis * wp.dot(d, free_lin_axis)
-    if wp.length(d) > 1.0e-9:
-        r_p, r_c, lin_impulse, lin_apply = point_row_impulse(
-            bp, q_p, q_c, x_p, x_c, d, free_lin_axis, jt == JOINT_PRISMATIC, linear_relaxation
+        lin_axis = wp.quat_rotate(rot_p, joints.axis[ds])
+        d = d - lin_axis * wp.dot(d, lin_axis)
+    if wp.length(d) > 1.0e-9 or wp.length(err_ang) > 1.0e-9:
+        r_p = x_p - wp.transform_point(q_p, bp.com_p)
+        r_c = x_c - wp.transform_point(q_c, bp.com_c)
+        ddx_p, ddth_p, ddx_c, ddth_c, ok = joint_block_correction(
+            bp,
+            r_p,
+            r_c,
+            d,
+            err_ang,
+            has_ang,
+            lin_axis,
+            jt == JOINT_PRISMATIC,
+            ang_axis,
+            jt == JOINT_REVOLUTE,
+            linear_relaxation,
+            angular_relaxation,
         )
-        if lin_apply:
-            q_p, q_c, dx_p, dth_p, dx_c, dth_c = pair_apply_linear(
-                bp, q_p, q_c, dx_p, dth_p, dx_c, dth_c, r_p, r_c, lin_impulse
+        if ok:
+            q_p, q_c, dx_p, dth_p, dx_c, dth_c = pair_apply_delta(
+                bp, q_p, q_c, dx_p, dth_p, dx_c, dth_c, ddx_p, ddth_p, ddx_c, ddth_c
             )
 
     slot_delta[2 * j] = wp.spatial_vector(dx_p, dth_p)
