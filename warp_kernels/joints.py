@@ -245,8 +245,14 @@ def project_block(k: wp.mat33d, axis: wp.vec3d):
     """``P k P + s a a^T``, ``P = 1 - a a^T``, ``s = tr(k) / 3``: the block ``k`` restricted to the plane
     across the unit ``axis`` (a free direction of the joint), kept invertible and at ``k``'s scale.
     A system ``(P k P + s a a^T) x = P b`` has the solution ``x`` across ``a``."""
-    pr = wp.identity(3, dtype=wp.float64) - wp.outer(axis, axis)
-    return pr * k * pr + (wp.trace(k) / wp.float64(3.0)) * wp.outer(axis, axis)
+    # P k P = k - a (k a)^T - (k a) a^T + (a . k a) a a^T, with outer products instead of matrix products.
+    ka = k * axis
+    return (
+        k
+        - wp.outer(axis, ka)
+        - wp.outer(ka, axis)
+        + (wp.dot(axis, ka) + wp.trace(k) / wp.float64(3.0)) * wp.outer(axis, axis)
+    )
 
 
 @wp.func
@@ -293,30 +299,34 @@ def joint_block_correction(
     i3 = wp.identity(3, dtype=wp.float64)
     jp = wp.mat33d(bp.inv_i_p)
     jc = wp.mat33d(bp.inv_i_c)
-    sp = wp.skew(wp.vec3d(r_p))
+    # Per body, A = [r]x^T J is its share of K_la and A [r]x = [r]x J [r]x^T its share of K_ll.
     sc = wp.skew(wp.vec3d(r_c))
-    k_ll = wp.float64(inv_m) * i3 + sp * jp * wp.transpose(sp) + sc * jc * wp.transpose(sc)
-    k_la = wp.transpose(sp) * jp + wp.transpose(sc) * jc
-    k_aa = jp + jc
+    k_la = wp.transpose(sc) * jc
+    k_ll = wp.float64(inv_m) * i3 + k_la * sc
+    k_aa = jc
+    if bp.inv_m_p > 0.0:
+        sp = wp.skew(wp.vec3d(r_p))
+        a_p = wp.transpose(sp) * jp
+        k_la = k_la + a_p
+        k_ll = k_ll + a_p * sp
+        k_aa = k_aa + jp
     b_l = wp.vec3d(err_lin) * wp.float64(-lin_relax)
     b_a = wp.vec3d(err_ang) * wp.float64(-ang_relax)
     if free_lin:
         al = wp.vec3d(lin_axis)
-        pl = i3 - wp.outer(al, al)
         k_ll = project_block(k_ll, al)
-        k_la = pl * k_la
-        b_l = pl * b_l
+        k_la = k_la - wp.outer(al, wp.transpose(k_la) * al)  # P k_la
+        b_l = b_l - al * wp.dot(al, b_l)
     if free_ang:
         aa = wp.vec3d(ang_axis)
-        pa = i3 - wp.outer(aa, aa)
         k_aa = project_block(k_aa, aa)
-        k_la = k_la * pa
-        b_a = pa * b_a
+        k_la = k_la - wp.outer(k_la * aa, aa)  # k_la P
+        b_a = b_a - aa * wp.dot(aa, b_a)
     p_l = wp.vec3d()
     p_a = wp.vec3d()
     if has_ang and wp.determinant(k_aa) > wp.float64(0.0):
         a_inv = wp.inverse(k_aa)
-        schur = k_ll - k_la * a_inv * wp.transpose(k_la)
+        schur = k_ll - k_la * (a_inv * wp.transpose(k_la))
         if not (wp.determinant(schur) > wp.float64(0.0)):
             return zero, zero, zero, zero, False
         p_l = wp.inverse(schur) * (b_l - k_la * (a_inv * b_a))
