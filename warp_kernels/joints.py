@@ -289,8 +289,9 @@ def joint_block_correction(
 
     A scalar row per error direction (``n = e / |e|``, ``w = n^T K n``) is exact only when ``n`` is an
     eigenvector of K, and rows solved one after another are exact only when K couples them weakly.
-    A light link on a long lever breaks both (docs/xpbd.md, "Joint rows"): its along-lever anchor
-    error stalled at any iteration count and the link left its hinge.
+    A light link on a long lever breaks the first (its along-lever anchor error stalled at any
+    iteration count and the link left its hinge), a body with a soft inertia axis on a fixed joint's
+    arm the second (docs/xpbd.md, "Joint rows").
     """
     zero = wp.vec3(0.0)
     inv_m = bp.inv_m_p + bp.inv_m_c
