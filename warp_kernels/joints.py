@@ -244,38 +244,134 @@ def pair_apply_angular(
 
 
 @wp.func
-def point_row_impulse(
-    bp: BodyPair, q_p: wp.transform, q_c: wp.transform, x_p: wp.vec3, x_c: wp.vec3, n: wp.vec3, err: float, relax: float
-):
-    """Hard positional row C = err along unit n between anchor x_p (parent) and x_c (child) [m].
-
-    Gradient dC/dx_c = n, dC/dx_p = -n. dlambda = -C / (w_p + w_c) [kg m] (XPBD with zero compliance).
-    Returns (r_p, r_c, impulse, apply): the arms [m], the impulse [kg m] and whether to apply it.
-    """
-    r_p = x_p - wp.transform_point(q_p, bp.com_p)
-    r_c = x_c - wp.transform_point(q_c, bp.com_c)
-    w = point_inv_mass(bp.inv_m_p, bp.inv_i_p, r_p, n) + point_inv_mass(bp.inv_m_c, bp.inv_i_c, r_c, n)
-    if w <= 0.0:
-        return r_p, r_c, wp.vec3(0.0), False
-    dlambda = -err / w * relax
-    return r_p, r_c, n * dlambda, True
+def project_block(k: wp.mat33d, axis: wp.vec3d):
+    """``P k P + s a a^T``, ``P = 1 - a a^T``, ``s = tr(k) / 3``: the block ``k`` restricted to the plane
+    across the unit ``axis`` (a free direction of the joint), kept invertible and at ``k``'s scale.
+    A system ``(P k P + s a a^T) x = P b`` has the solution ``x`` across ``a``."""
+    # P k P = k - a (k a)^T - (k a) a^T + (a . k a) a a^T, with outer products instead of matrix products.
+    ka = k * axis
+    return (
+        k
+        - wp.outer(axis, ka)
+        - wp.outer(ka, axis)
+        + (wp.dot(axis, ka) + wp.trace(k) / wp.float64(3.0)) * wp.outer(axis, axis)
+    )
 
 
 @wp.func
-def angle_row_impulse(bp: BodyPair, rotvec: wp.vec3, relax: float):
-    """Hard angular row: rotate the child relative to the parent by the world rotation vector [rad].
+def joint_block_correction(
+    bp: BodyPair,
+    r_p: wp.vec3,
+    r_c: wp.vec3,
+    err_lin: wp.vec3,
+    err_ang: wp.vec3,
+    has_ang: bool,
+    lin_axis: wp.vec3,
+    free_lin: bool,
+    ang_axis: wp.vec3,
+    free_ang: bool,
+    lin_relax: float,
+    ang_relax: float,
+):
+    """Pose changes that remove a joint's anchor error and orientation error together (hard rows).
 
-    C = |rotvec| about n = rotvec/|rotvec|; dlambda = |rotvec| / (n^T I_p^-1 n + n^T I_c^-1 n).
-    Returns (impulse [kg m^2 rad], apply).
+    ``err_lin = x_c - x_p`` [m] is the anchor error; ``err_ang`` [rad] the orientation error of the
+    child relative to the parent as a world rotation vector (``has_ang`` false: no orientation rows,
+    a ball joint). A free axis of the joint is projected out (``free_lin``: prismatic, ``free_ang``:
+    revolute, see ``project_block``). A positional impulse ``p_l`` [kg m] at the anchors and an
+    angular impulse ``p_a`` [kg m^2] (+ on the child, - on the parent) change the errors by
+
+        [e_l]     [K_ll   K_la] [p_l]     K_ll = (1/m_p + 1/m_c) 1 + sum_b [r_b]x J_b [r_b]x^T
+        [e_a]  += [K_la^T K_aa] [p_a],    K_la = sum_b [r_b]x^T J_b,  K_aa = J_p + J_c
+
+    (J_b the world inverse inertia, r_b the arm from body b's COM to its anchor; Mueller et al. 2020,
+    eq. 2-3, for all rows of the joint at once). XPBD with zero compliance solves this linearized
+    system for ``-(lin_relax e_l, ang_relax e_a)`` through the Schur complement of K_aa, in float64
+    (for a light body on a long lever, ``K_ll``'s eigenvalues are 1e6 apart). Returns
+    (dx_p, dth_p, dx_c, dth_c, apply): COM translations [m] and rotation vectors [rad] of both bodies.
+
+    A scalar row per error direction (``n = e / |e|``, ``w = n^T K n``) is exact only when ``n`` is an
+    eigenvector of K, and rows solved one after another are exact only when K couples them weakly.
+    A light link on a long lever breaks the first (its along-lever anchor error stalled at any
+    iteration count and the link left its hinge), a body with a soft inertia axis on a fixed joint's
+    arm the second (docs/xpbd.md, "Joint rows").
     """
-    theta = wp.length(rotvec)
-    if theta < 1.0e-9:
-        return wp.vec3(0.0), False
-    n = rotvec / theta
-    w = rot_inv_mass(bp.inv_i_p, n) + rot_inv_mass(bp.inv_i_c, n)
-    if w <= 0.0:
-        return wp.vec3(0.0), False
-    return n * (theta / w * relax), True
+    zero = wp.vec3(0.0)
+    inv_m = bp.inv_m_p + bp.inv_m_c
+    if inv_m <= 0.0:
+        return zero, zero, zero, zero, False
+    i3 = wp.identity(3, dtype=wp.float64)
+    jp = wp.mat33d(bp.inv_i_p)
+    jc = wp.mat33d(bp.inv_i_c)
+    # Per body, A = [r]x^T J is its share of K_la and A [r]x = [r]x J [r]x^T its share of K_ll.
+    sc = wp.skew(wp.vec3d(r_c))
+    k_la = wp.transpose(sc) * jc
+    k_ll = wp.float64(inv_m) * i3 + k_la * sc
+    k_aa = jc
+    if bp.inv_m_p > 0.0:
+        sp = wp.skew(wp.vec3d(r_p))
+        a_p = wp.transpose(sp) * jp
+        k_la = k_la + a_p
+        k_ll = k_ll + a_p * sp
+        k_aa = k_aa + jp
+    b_l = wp.vec3d(err_lin) * wp.float64(-lin_relax)
+    b_a = wp.vec3d(err_ang) * wp.float64(-ang_relax)
+    if free_lin:
+        al = wp.vec3d(lin_axis)
+        k_ll = project_block(k_ll, al)
+        k_la = k_la - wp.outer(al, wp.transpose(k_la) * al)  # P k_la
+        b_l = b_l - al * wp.dot(al, b_l)
+    if free_ang:
+        aa = wp.vec3d(ang_axis)
+        k_aa = project_block(k_aa, aa)
+        k_la = k_la - wp.outer(k_la * aa, aa)  # k_la P
+        b_a = b_a - aa * wp.dot(aa, b_a)
+    p_l = wp.vec3d()
+    p_a = wp.vec3d()
+    if has_ang and wp.determinant(k_aa) > wp.float64(0.0):
+        a_inv = wp.inverse(k_aa)
+        schur = k_ll - k_la * (a_inv * wp.transpose(k_la))
+        if not (wp.determinant(schur) > wp.float64(0.0)):
+            return zero, zero, zero, zero, False
+        p_l = wp.inverse(schur) * (b_l - k_la * (a_inv * b_a))
+        p_a = a_inv * (b_a - wp.transpose(k_la) * p_l)
+    else:
+        # No orientation rows, or no body that can turn (both inverse inertias zero): anchors only.
+        if not (wp.determinant(k_ll) > wp.float64(0.0)):
+            return zero, zero, zero, zero, False
+        p_l = wp.inverse(k_ll) * b_l
+    # Body responses in float64: the rotation from p_l is J (r x p_l), and r x p_l is small where
+    # p_l runs along the lever, which a float32 p_l would round away.
+    dx_c = wp.vec3(p_l * wp.float64(bp.inv_m_c))
+    dx_p = wp.vec3(p_l * wp.float64(-bp.inv_m_p))
+    dth_c = wp.vec3(jc * (wp.cross(wp.vec3d(r_c), p_l) + p_a))
+    dth_p = wp.vec3(-(jp * (wp.cross(wp.vec3d(r_p), p_l) + p_a)))
+    return dx_p, dth_p, dx_c, dth_c, True
+
+
+@wp.func
+def pair_apply_delta(
+    bp: BodyPair,
+    q_p: wp.transform,
+    q_c: wp.transform,
+    dx_p: wp.vec3,
+    dth_p: wp.vec3,
+    dx_c: wp.vec3,
+    dth_c: wp.vec3,
+    ddx_p: wp.vec3,
+    ddth_p: wp.vec3,
+    ddx_c: wp.vec3,
+    ddth_c: wp.vec3,
+):
+    """Apply pose changes (ddx, ddth) to both bodies. Returns the updated (q_p, q_c, dx_p, dth_p, dx_c, dth_c)."""
+    return (
+        apply_pose_delta(q_p, bp.com_p, ddx_p, ddth_p),
+        apply_pose_delta(q_c, bp.com_c, ddx_c, ddth_c),
+        dx_p + ddx_p,
+        dth_p + ddth_p,
+        dx_c + ddx_c,
+        dth_c + ddth_c,
+    )
 
 
 @wp.kernel
@@ -297,10 +393,13 @@ def solve_joints(
     joint_lambda: wp.array(dtype=float),
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
-    """One Jacobi pass over joints: angular rows, then the drive and limit rows, then linear rows.
+    """One Jacobi pass over joints: the drive and limit rows, then the joint's anchor and orientation
+    rows together as one block (``joint_block_correction``).
 
     Rows of one joint run Gauss-Seidel on a private copy of the two poses; the accumulated pose
-    change of each body goes to the joint's two slots. The drive row is the only compliant row:
+    change of each body goes to the joint's two slots. The block comes last, so a drive or limit
+    row that moves an anchor (it turns the link about its COM) is followed by the anchor's repair in
+    the same pass. The drive row is the only compliant row:
 
         C = q - q*,  alpha = 1 / (ke + kd/dt),  q* = (ke q_t + (kd/dt)(q_n + dt qd_t)) / (ke + kd/dt)
 
@@ -340,29 +439,6 @@ def solve_joints(
     dth_c = wp.vec3(0.0)
 
     ds = joints.qd_start[j]
-
-    # Angular rows.
-    X_wp = q_p * joints.X_p[j]
-    X_wc = q_c * joints.X_c[j]
-    rot_p = wp.transform_get_rotation(X_wp)
-    rot_c = wp.transform_get_rotation(X_wc)
-    rotvec = wp.vec3(0.0)
-    if jt == JOINT_FIXED or jt == JOINT_PRISMATIC:
-        # Rotation that carries the child frame onto the parent frame.
-        rotvec = quat_to_rotation_vector(rot_p * wp.quat_inverse(rot_c))
-    elif jt == JOINT_REVOLUTE:
-        a = joints.axis[ds]
-        a_p = wp.quat_rotate(rot_p, a)
-        a_c = wp.quat_rotate(rot_c, a)
-        s = wp.cross(a_c, a_p)
-        sn = wp.length(s)
-        if sn > 1.0e-9:
-            ang = wp.atan2(sn, wp.dot(a_c, a_p))
-            rotvec = s * (ang / sn)
-    if jt == JOINT_FIXED or jt == JOINT_PRISMATIC or jt == JOINT_REVOLUTE:
-        ang_impulse, ang_apply = angle_row_impulse(bp, rotvec, angular_relaxation)
-        if ang_apply:
-            q_p, q_c, dth_p, dth_c = pair_apply_angular(bp, q_p, q_c, dth_p, dth_c, ang_impulse)
 
     # Coordinate rows (limit, then drive) of revolute and prismatic joints.
     if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
@@ -422,21 +498,53 @@ def solve_joints(
                     bp, q_p, q_c, dx_p, dth_p, dx_c, dth_c, r_p, r_c, a_w * dlambda
                 )
 
-    # Linear rows.
+    # Joint rows: anchor and orientation errors solved together as one block.
     X_wp = q_p * joints.X_p[j]
     X_wc = q_c * joints.X_c[j]
+    rot_p = wp.transform_get_rotation(X_wp)
+    rot_c = wp.transform_get_rotation(X_wc)
+    has_ang = jt == JOINT_FIXED or jt == JOINT_PRISMATIC or jt == JOINT_REVOLUTE
+    # Orientation error: the rotation that carries the parent frame onto the child frame.
+    err_ang = wp.vec3(0.0)
+    ang_axis = wp.vec3(0.0)
+    if jt == JOINT_FIXED or jt == JOINT_PRISMATIC:
+        err_ang = quat_to_rotation_vector(rot_c * wp.quat_inverse(rot_p))
+    elif jt == JOINT_REVOLUTE:
+        a = joints.axis[ds]
+        a_p = wp.quat_rotate(rot_p, a)
+        a_c = wp.quat_rotate(rot_c, a)
+        ang_axis = a_p
+        s = wp.cross(a_p, a_c)
+        sn = wp.length(s)
+        if sn > 1.0e-9:
+            err_ang = s * (wp.atan2(sn, wp.dot(a_c, a_p)) / sn)
     x_p = wp.transform_get_translation(X_wp)
     x_c = wp.transform_get_translation(X_wc)
     d = x_c - x_p
+    lin_axis = wp.vec3(0.0)
     if jt == JOINT_PRISMATIC:
-        a_w = wp.quat_rotate(wp.transform_get_rotation(X_wp), joints.axis[ds])
-        d = d - a_w * wp.dot(d, a_w)
-    dl = wp.length(d)
-    if dl > 1.0e-9:
-        r_p, r_c, lin_impulse, lin_apply = point_row_impulse(bp, q_p, q_c, x_p, x_c, d / dl, dl, linear_relaxation)
-        if lin_apply:
-            q_p, q_c, dx_p, dth_p, dx_c, dth_c = pair_apply_linear(
-                bp, q_p, q_c, dx_p, dth_p, dx_c, dth_c, r_p, r_c, lin_impulse
+        lin_axis = wp.quat_rotate(rot_p, joints.axis[ds])
+        d = d - lin_axis * wp.dot(d, lin_axis)
+    if wp.length(d) > 1.0e-9 or wp.length(err_ang) > 1.0e-9:
+        r_p = x_p - wp.transform_point(q_p, bp.com_p)
+        r_c = x_c - wp.transform_point(q_c, bp.com_c)
+        ddx_p, ddth_p, ddx_c, ddth_c, ok = joint_block_correction(
+            bp,
+            r_p,
+            r_c,
+            d,
+            err_ang,
+            has_ang,
+            lin_axis,
+            jt == JOINT_PRISMATIC,
+            ang_axis,
+            jt == JOINT_REVOLUTE,
+            linear_relaxation,
+            angular_relaxation,
+        )
+        if ok:
+            q_p, q_c, dx_p, dth_p, dx_c, dth_c = pair_apply_delta(
+                bp, q_p, q_c, dx_p, dth_p, dx_c, dth_c, ddx_p, ddth_p, ddx_c, ddth_c
             )
 
     slot_delta[2 * j] = wp.spatial_vector(dx_p, dth_p)
