@@ -103,23 +103,6 @@ def _flag(owner: str, name: str, value) -> bool:
     return bool(value)
 
 
-INERTIA_TRIANGLE_RTOL = 1.0e-6
-"""Slack on the triangle inequality, relative to the trace: a few float32 ulps, since inertias
-authored in float32 (USD ``float3``) and stored in float32 (the Model) round a valid boundary case
-such as (0.1, 0.2, 0.3) to one just past it; 1e-3 over the bound still fails."""
-
-
-def _check_inertia_triangle(owner: str, inertia, rtol: float = INERTIA_TRIANGLE_RTOL) -> None:
-    """A rigid body's principal inertias satisfy I1 + I2 >= I3 for every ordering (they are sums of
-    m (y^2 + z^2) and so on); MuJoCo rejects an inertia that does not ("A + B >= C")."""
-    p = np.sort(np.linalg.eigvalsh(np.asarray(inertia, dtype=np.float64)))
-    if p[0] + p[1] < p[2] - rtol * max(float(p.sum()), 0.0):
-        raise ValueError(
-            f"{owner}: inertia is not physical: its principal moments {p[0]:.9g}, {p[1]:.9g}, {p[2]:.9g} "
-            "break the triangle inequality I1 + I2 >= I3"
-        )
-
-
 def _label(owner: str, label, default: str) -> str:
     if label is None:
         return default
@@ -321,7 +304,6 @@ class ModelBuilder(TransmissionBuilder):
                 raise ValueError(f"{owner}: inertia must be symmetric")
             if np.linalg.eigvalsh(inertia_m).min() < -1e-12:
                 raise ValueError(f"{owner}: inertia must be positive semi-definite")
-            _check_inertia_triangle(owner, inertia_m)
             check_float32_range(owner, "inertia component", inertia_m)
         c = (0.0, 0.0, 0.0) if com is None else _vec3(owner, "com", com)
         if velocity is None:

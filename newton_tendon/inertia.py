@@ -146,3 +146,24 @@ def float32_mass_problem(mass: float, inertia, moving: bool) -> str | None:
             f"a moving body needs each >= {1.0 / FLOAT32_MAX:.3g} kg m^2)"
         )
     return None
+
+
+INERTIA_TRIANGLE_RTOL = 1.0e-6
+"""Slack on the triangle inequality, relative to the trace: a few float32 ulps, since inertias
+authored in float32 (USD ``float3``) and stored in float32 (the Model) round a valid boundary case
+such as (0.1, 0.2, 0.3) to one just past it; 1e-3 over the bound still fails."""
+
+
+def check_inertia_triangle(owner: str, inertia, rtol: float = INERTIA_TRIANGLE_RTOL) -> None:
+    """A rigid body's principal inertias satisfy I1 + I2 >= I3 for every ordering (they are sums of
+    m (y^2 + z^2) and so on); MuJoCo rejects an inertia that does not ("A + B >= C"). The importers
+    apply it to authored inertias (MJCF ``<inertial>``, USD ``physics:diagonalInertia``), as MuJoCo
+    does. ``ModelBuilder.add_body`` does not: Euler's equations conserve energy and angular momentum
+    for any symmetric positive semi-definite inertia, so such a body is unrealizable but not unstable,
+    and newton's builder accepts it too."""
+    p = np.sort(np.linalg.eigvalsh(np.asarray(inertia, dtype=np.float64)))
+    if p[0] + p[1] < p[2] - rtol * max(float(p.sum()), 0.0):
+        raise ValueError(
+            f"{owner}: inertia is not physical: its principal moments {p[0]:.9g}, {p[1]:.9g}, {p[2]:.9g} "
+            "break the triangle inequality I1 + I2 >= I3"
+        )

@@ -25,8 +25,7 @@ import numpy as np
 
 from . import _hostmath as hm
 from ._mjcf_lower import lower_tendons
-from .builder import _check_inertia_triangle as check_inertia_triangle
-from .inertia import quat_to_matrix
+from .inertia import check_inertia_triangle, quat_to_matrix
 from .transmission import TendonPulley, TendonSite, TendonWrap
 
 logger = logging.getLogger(__name__)

@@ -469,10 +469,10 @@ class _Importer:
             raise ValueError(f"{_where(prim)}: attribute 'physics:diagonalInertia' must be >= 0, got {tuple(diag)}")
         axes = _get_quat(prim, "physics:principalAxes")
         if np.any(diag > 0.0):
-            from .builder import _check_inertia_triangle
+            from .inertia import check_inertia_triangle
 
             # The diagonal is the principal inertia: a rigid body's satisfies I1 + I2 >= I3.
-            _check_inertia_triangle(f"{_where(prim)}: attribute 'physics:diagonalInertia' {tuple(diag)}", np.diag(diag))
+            check_inertia_triangle(f"{_where(prim)}: attribute 'physics:diagonalInertia' {tuple(diag)}", np.diag(diag))
         if m == 0.0 and not com_set and not np.any(diag > 0.0):
             return None
         # What the shapes alone would give, computed by the builder itself on a probe body.
