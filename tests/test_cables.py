@@ -584,7 +584,7 @@ def _span_length_kernel(
     mr: wp.vec3,
     out: wp.array(dtype=float),
 ):
-    xl, xr, length = span_length(tm, gl, gr, body_q, ml, mr)
+    xl, xr, length = span_length(tm, gl, gr, body_q, ml, mr, 1.0)  # 1 m of material: no end stop
     out[0] = length
 
 
@@ -601,6 +601,7 @@ def _gradient_case(kind: str, device):
             TendonGuide(
                 body=c, guide_type=TendonGuideType.ROLLER, radius=0.15, axis=(0.0, 1.0, 0.0), offset=(0.0, 0.1, 0.05)
             ),
+            TendonGuide(body=c, offset=(0.0, 0.1, -0.3)),  # a route ends at a point guide (add_tendon)
         ]
     else:
         route = [TendonGuide(body=a, offset=(0.1, 0.0, 0.0)), TendonGuide(body=a, offset=(-0.1, 0.2, 0.05))]
