@@ -109,6 +109,15 @@ wp.set_module_options({"enable_backward": False}, module=RESET_MODULE)
 
 REST_LENGTH_FLOOR = wp.constant(1.0e-6)
 """Smallest free-span rest length [m] material transfer and route changes may leave."""
+STOP_LENGTH = wp.constant(1.0e-4)
+"""Rest length [m] at or below which a span is a straight link from the material point of each of its
+roller ends (``at_end_stop``): a body pulled into its roller stops at the point where the cable left
+the rim. Above the 1e-6 m floor so that a stop which rebounds stays a stop: SolverVBD's stop gives
+back up to 1e-4 m of cable for a step, and with the tangent construction at that length a far point
+a few 1e-5 m outside the rim has its tangent point sqrt(2 r d), millimetres, along the rim; the
+step-start fold moved the material point there, and a weight stopped at its roller slid 15 mm round
+it (examples/cable_capstan, mu = 0). A link from the material point instead of the tangent point
+changes a span this short by at most its length."""
 DENOM_FLOOR = wp.constant(1.0e-10)
 """Floor of a row's (1 + gamma) w + alpha, for inextensible spans between immovable ends."""
 RIGID_FLEX = wp.constant(1.0e-8)
@@ -313,9 +322,10 @@ def material_wrap(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform),
 
 @wp.func
 def at_end_stop(rest: float):
-    """Whether a span with material ``rest`` [m] is at its end stop: at the rest-length floor it has no
-    free cable left, so its ends stay where the cable last left its guides (``stop_points``)."""
-    return rest <= REST_LENGTH_FLOOR
+    """Whether a span with material ``rest`` [m] is at (or within ``STOP_LENGTH`` of) its end stop: it
+    has (almost) no free cable, so its roller ends stay where the cable last left the roller
+    (``stop_points``)."""
+    return rest <= STOP_LENGTH
 
 
 @wp.func
@@ -1131,15 +1141,12 @@ def relax_material(
         dl = run_scale[first] * (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
         add_material(hist, s, dl)
         lam_hat[s] = lam_hat[s] - stiff[s] * dl
-        if stiff[s] * RIGID_FLEX > 1.0:
+        if run_scale[first] == 1.0 and stiff[s] * RIGID_FLEX > 1.0:
             # A rigid member (its ends cannot move it apart: stiff up to 1/DENOM_FLOOR) takes the
             # run's tension exactly. Its prediction is a float32 stretch of ~1e-8 m over that floor,
             # and lam_hat - stiff dl kept that prediction's rounding, up to the run's own tension:
             # 3b reads it as the run's tension when the member is next to a frictional guide (a
             # span between two pinholes on one body read 0.000366 where its run held 0.000307).
-            # Also when the transfer was scaled down because a member reached the floor (its end
-            # stop): the rigid member then keeps a stretch that no body feels, and its prediction,
-            # that stretch times up to 1/DENOM_FLOOR, read 8.8e4 N beside a 9.8 N load.
             lam_hat[s] = run_num[first] / run_flex[first]
         if first == w_run:
             hist.winch[w_guide] = hist.winch[w_guide] + dl
@@ -2415,7 +2422,12 @@ def linearize_tendon(
             a = seg_index(t, g)
             b = out_segment(t, g, active)
             ha = lin.run_head[a]
-            if work.run_skip[a] != 0:
+            # A span next to the guide at the rest-length floor passes no material across it (the
+            # relaxation's end stop), so the guide's bound does not join its two sides: chaining a
+            # weight stopped at a frictional roller to the cable beyond projected the far side onto
+            # e times the stop's tension, and the stopped machine's tensions rattled (4-92 N for a
+            # static 29.4 N, mu = 0.2).
+            if work.run_skip[a] != 0 or rest[a] <= REST_LENGTH_FLOOR:
                 left = -1
             elif chain_member(lin, ha):
                 left = ha
@@ -2423,7 +2435,7 @@ def linearize_tendon(
             elif not rigid_row(lin, ha) or work.run_first[a] != rigid:
                 left = -1
             e_acc = e_acc * work.ratio[g]
-            if left < 0 or work.run_skip[b] != 0 or lin.run_head[b] != b:
+            if left < 0 or work.run_skip[b] != 0 or rest[b] <= REST_LENGTH_FLOOR or lin.run_head[b] != b:
                 left = -1
                 continue
             if rigid_row(lin, b):
