@@ -199,12 +199,16 @@ def main(argv=None):
         f"cable_capstan: {args.frames} frames, {example.sim_time:.2f} s, "
         f"{example.world_count} worlds on {example.device}, solver {example.solver_name}"
     )
-    print(f"  {'mu':>4} {'T heavy [N]':>12} {'T light [N]':>12} {'ratio':>7} {'exp(mu th)':>10} {'v heavy [m/s]':>14}")
+    print(
+        f"  {'mu':>4} {'T heavy [N]':>12} {'T light [N]':>12} {'ratio':>7} {'exp(mu th)':>10} {'v heavy [m/s]':>14}  state"
+    )
     for w in range(3):
         t1, t2 = h["tension"][w]
+        # A weight at its roller rests at an end stop: each side holds its own weight, outside the capstan law.
+        state = "at the roller (end stop)" if h["at_roller"][w] else ""
         print(
             f"  {example.mu[w]:>4.1f} {t1:>12.4f} {t2:>12.4f} {t1 / max(t2, 1e-12):>7.3f} "
-            f"{np.exp(example.mu[w] * h['wrap'][w]):>10.3f} {h['v_heavy'][w, 2]:>+14.4f}"
+            f"{np.exp(example.mu[w] * h['wrap'][w]):>10.3f} {h['v_heavy'][w, 2]:>+14.4f}  {state}"
         )
     if len(example.free_history()) >= 10:
         example.test_final()
