@@ -976,7 +976,7 @@ class ModelBuilder(TransmissionBuilder):
                 raise ValueError(f"{go}: a ROLLER needs radius > 0, got {radius}")
             if gtype == TendonGuideType.ROLLER and (i == 0 or i == n - 1):
                 raise ValueError(
-                    f"{go}: a route must begin and end at a point guide (ANCHOR or PINHOLE), not a ROLLER: "
+                    f"{go}: the first and last guides must be point guides (ANCHOR or PINHOLE), not a ROLLER: "
                     "a roller's cable lies between the tangent points of its two spans, and an end roller has "
                     "one (end the route at an ANCHOR on the roller's body, or at a winch)"
                 )

@@ -977,7 +977,7 @@ def _read_tendons(v, p: str, b: ModelBuilder):
                 raise ValueError(f"{g.path}.radius: a roller needs radius > 0, got {radius!r}")
             if gtype == TendonGuideType.ROLLER and (k == 0 or k == n - 1):
                 raise ValueError(
-                    f"{g.path}.type: a route must begin and end at a point guide (anchor or pinhole), not a "
+                    f"{g.path}.type: the first and last guides must be point guides (anchor or pinhole), not a "
                     "roller (the builder's rule, add_tendon)"
                 )
             span = None

@@ -1156,7 +1156,7 @@ def test_route_ending_on_a_roller_is_rejected(end):
         TendonGuide(body=p),
     ]
     route[1], route[end] = route[end], route[1]
-    with pytest.raises(ValueError, match=rf"label='drum'.*guide {end}: a route must begin and end at a point guide"):
+    with pytest.raises(ValueError, match=rf"label='drum'.*guide {end}: the first and last guides must be point guides"):
         b.add_tendon(route, label="drum")
     assert b.tendon_count == 0 and len(b.tendon_guide_body) == 0 and len(b.tendon_segment_rest_length) == 0
     # The native file format follows the builder's rule.
@@ -1165,5 +1165,5 @@ def test_route_ending_on_a_roller_is_rejected(end):
     good.add_tendon([TendonGuide(body=-1), TendonGuide(body=q)])
     data = io.to_dict(good)
     data["tendons"][0]["guides"][end // 2].update(type="roller", radius=0.1)
-    with pytest.raises(ValueError, match=rf"guides\[{end // 2}\]\.type: a route must begin and end at a point guide"):
+    with pytest.raises(ValueError, match=rf"guides\[{end // 2}\]\.type: the first and last guides must be point guides"):
         io.loads(json.dumps(data))
