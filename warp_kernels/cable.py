@@ -343,8 +343,9 @@ def stop_points(
     there (``ml``/``mr``, body-local: the tangent point the step started from), a point guide its
     guide point (``pl``/``pr``, world).
 
-    A span at the rest-length floor holds no cable that could wind on or off a roller, so its end at
-    a roller cannot slide round the rim with the far point: the span is a straight link from the
+    A span at the rest-length floor (or within ``STOP_LENGTH`` of it) holds no cable that could wind
+    on or off a roller, so its end at a roller cannot slide round the rim with the far point: the
+    span is a straight link from the
     point where the cable leaves the roller, like the span of a body pulled into a pinhole. With the
     tangent construction instead, a far point that passes the tangent point shortens the span by
     winding its (absent) cable on, so the stretch row never stops the body: it was dragged round the
