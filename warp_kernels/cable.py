@@ -1142,12 +1142,17 @@ def relax_material(
         dl = run_scale[first] * (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
         add_material(hist, s, dl)
         lam_hat[s] = lam_hat[s] - stiff[s] * dl
-        if run_scale[first] == 1.0 and stiff[s] * RIGID_FLEX > 1.0:
+        if stiff[s] * RIGID_FLEX > 1.0 and (run_scale[first] == 1.0 or world_span(tm, left_guide(g, active), g)):
             # A rigid member (its ends cannot move it apart: stiff up to 1/DENOM_FLOOR) takes the
             # run's tension exactly. Its prediction is a float32 stretch of ~1e-8 m over that floor,
             # and lam_hat - stiff dl kept that prediction's rounding, up to the run's own tension:
             # 3b reads it as the run's tension when the member is next to a frictional guide (a
             # span between two pinholes on one body read 0.000366 where its run held 0.000307).
+            # A member between two world guides takes it also when a member reaching the floor (an
+            # end stop) scaled the transfer down: no body can feel its remaining stretch, whose
+            # prediction (stretch / DENOM_FLOOR) read 8.8e4 N beside the 9.8 N load that a winch
+            # had pulled into a world pinhole. (A rigid member between guides on one moving body
+            # keeps its own value there: the run's mean overstated what 3b then read from it.)
             lam_hat[s] = run_num[first] / run_flex[first]
         if first == w_run:
             hist.winch[w_guide] = hist.winch[w_guide] + dl
