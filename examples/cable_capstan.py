@@ -200,7 +200,8 @@ def main(argv=None):
         f"{example.world_count} worlds on {example.device}, solver {example.solver_name}"
     )
     print(
-        f"  {'mu':>4} {'T heavy [N]':>12} {'T light [N]':>12} {'ratio':>7} {'exp(mu th)':>10} {'v heavy [m/s]':>14}  state"
+        f"  {'mu':>4} {'T heavy [N]':>12} {'T light [N]':>12} {'ratio':>7} {'exp(mu th)':>10} "
+        f"{'v heavy [m/s]':>14}  state"
     )
     for w in range(3):
         t1, t2 = h["tension"][w]

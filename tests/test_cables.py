@@ -1051,7 +1051,9 @@ def winch_into_guide(kind: str):
     x = 0.1 if kind == "roller" else 0.0
     load = b.add_body(xform=(x, 0.0, 1.75, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=INERTIA)
     if kind == "roller":
-        guide = TendonGuide(body=-1, guide_type=TendonGuideType.ROLLER, offset=(0.0, 0.0, 2.0), axis=(0.0, 1.0, 0.0), radius=0.1)
+        guide = TendonGuide(
+            body=-1, guide_type=TendonGuideType.ROLLER, offset=(0.0, 0.0, 2.0), axis=(0.0, 1.0, 0.0), radius=0.1
+        )
     else:
         guide = TendonGuide(body=-1, guide_type=TendonGuideType.PINHOLE, offset=(0.0, 0.0, 2.0))
     b.add_tendon([TendonGuide(body=-1, offset=(-0.5, 0.0, 3.0), winch=True), guide, TendonGuide(body=load)])
@@ -1151,7 +1153,9 @@ def test_route_ending_on_a_roller_is_rejected(end):
     p = b.add_body(xform=(0.3, 0.0, -1.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=INERTIA)
     route = [
         TendonGuide(body=-1),
-        TendonGuide(body=-1, guide_type=TendonGuideType.ROLLER, radius=0.1, offset=(0.3, 0.0, 0.0), axis=(0.0, 1.0, 0.0)),
+        TendonGuide(
+            body=-1, guide_type=TendonGuideType.ROLLER, radius=0.1, offset=(0.3, 0.0, 0.0), axis=(0.0, 1.0, 0.0)
+        ),
         TendonGuide(body=p),
     ]
     route[1], route[end] = route[end], route[1]
@@ -1164,5 +1168,6 @@ def test_route_ending_on_a_roller_is_rejected(end):
     good.add_tendon([TendonGuide(body=-1), TendonGuide(body=q)])
     data = io.to_dict(good)
     data["tendons"][0]["guides"][end // 2].update(type="roller", radius=0.1)
-    with pytest.raises(ValueError, match=rf"guides\[{end // 2}\]\.type: the first and last guides must be point guides"):
+    rule = rf"guides\[{end // 2}\]\.type: the first and last guides must be point guides"
+    with pytest.raises(ValueError, match=rule):
         io.loads(json.dumps(data))

@@ -165,7 +165,8 @@ class Sim:
 def cable_scenes(draw):
     """Bodies plus one legal route of 2-6 guides.
 
-    Ends are ANCHORs or PINHOLEs (``add_tendon`` rejects an end ROLLER); internal guides are PINHOLEs, ROLLERs or ANCHORs
+    Ends are ANCHORs or PINHOLEs (``add_tendon`` rejects an end ROLLER); internal guides are
+    PINHOLEs, ROLLERs or ANCHORs
     (internal anchors are legal: they block material transfer). ``dynamic`` only on internal
     rollers and never on two guides in a row; the first guide keeps the span defaults."""
     specs = draw(bodies())
