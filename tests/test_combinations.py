@@ -94,8 +94,9 @@ def _checked(scene, steps=SELF_TEST_STEPS, before=None):
     for step in range(steps):
         paid = scene.state_0.tendon_guide_winch_paid.numpy().astype(np.float64)
         rest = scene.state_0.tendon_segment_rest_length.numpy().astype(np.float64)
+        qd = scene.state_0.body_qd.numpy().astype(np.float64)
         scene.step(step)
-        checker.check(step, paid, rest)
+        checker.check(step, paid, rest, qd)
 
 
 def _nudge_body(scene, body, dz=0.0, vz=0.0):
@@ -139,14 +140,15 @@ def test_checks_detect_created_cable(device):
     checker.start()
     paid = np.zeros(scene.model.tendon_guide_count)
     rest = scene.state_0.tendon_segment_rest_length.numpy().astype(np.float64)
+    qd = scene.state_0.body_qd.numpy().astype(np.float64)
     scene.step(0)
-    checker.check(0, paid, rest)
+    checker.check(0, paid, rest, qd)
     edited = scene.state_0.tendon_segment_rest_length.numpy()
     edited[0] += 0.01
     scene.state_0.tendon_segment_rest_length.assign(edited)
     scene.step(1)
     with pytest.raises(InvariantError, match="not conserved"):
-        checker.check(1, paid, edited.astype(np.float64))
+        checker.check(1, paid, edited.astype(np.float64), qd)
 
 
 def test_checks_detect_a_broken_capstan_bound(device):
