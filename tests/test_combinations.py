@@ -22,7 +22,7 @@ Profiles (environment variable ``NEWTON_TENDON_MATRIX``):
   invariant can fail; 1 min 42 s wall on 2 shared CPU cores at 72040d5, where 83 of them stop at
   their first failure; about 2.5 minutes when all run to the end);
 * ``NEWTON_TENDON_MATRIX=long``: 240 steps, batches of 5 and 4 worlds, the singles, pairs and 120
-  seeded triples (450 tests, about 12 minutes of CPU; the seed is fixed, so a failure reproduces).
+  seeded triples (450 tests, 13 minutes wall at 72040d5; the seed is fixed, so a failure reproduces).
 
 A failing test's id names the combination and the solver (``test_combination[cpu-vbd-spatial_sites+resting]``),
 and its message the world, the step, the invariant and the numbers.
