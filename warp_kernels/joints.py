@@ -194,6 +194,31 @@ class BodyPair:
 
 
 @wp.func
+def pair_apply_delta(
+    bp: BodyPair,
+    q_p: wp.transform,
+    q_c: wp.transform,
+    dx_p: wp.vec3,
+    dth_p: wp.vec3,
+    dx_c: wp.vec3,
+    dth_c: wp.vec3,
+    ddx_p: wp.vec3,
+    ddth_p: wp.vec3,
+    ddx_c: wp.vec3,
+    ddth_c: wp.vec3,
+):
+    """Apply pose changes (ddx, ddth) to both bodies. Returns the updated (q_p, q_c, dx_p, dth_p, dx_c, dth_c)."""
+    return (
+        apply_pose_delta(q_p, bp.com_p, ddx_p, ddth_p),
+        apply_pose_delta(q_c, bp.com_c, ddx_c, ddth_c),
+        dx_p + ddx_p,
+        dth_p + ddth_p,
+        dx_c + ddx_c,
+        dth_c + ddth_c,
+    )
+
+
+@wp.func
 def pair_apply_linear(
     bp: BodyPair,
     q_p: wp.transform,
@@ -212,14 +237,7 @@ def pair_apply_linear(
     dthc = bp.inv_i_c * wp.cross(r_c, impulse)
     dxp = -impulse * bp.inv_m_p
     dthp = -(bp.inv_i_p * wp.cross(r_p, impulse))
-    return (
-        apply_pose_delta(q_p, bp.com_p, dxp, dthp),
-        apply_pose_delta(q_c, bp.com_c, dxc, dthc),
-        dx_p + dxp,
-        dth_p + dthp,
-        dx_c + dxc,
-        dth_c + dthc,
-    )
+    return pair_apply_delta(bp, q_p, q_c, dx_p, dth_p, dx_c, dth_c, dxp, dthp, dxc, dthc)
 
 
 @wp.func
@@ -347,31 +365,6 @@ def joint_block_correction(
     dth_c = wp.vec3(jc * (wp.cross(wp.vec3d(r_c), p_l) + p_a))
     dth_p = wp.vec3(-(jp * (wp.cross(wp.vec3d(r_p), p_l) + p_a)))
     return dx_p, dth_p, dx_c, dth_c, True
-
-
-@wp.func
-def pair_apply_delta(
-    bp: BodyPair,
-    q_p: wp.transform,
-    q_c: wp.transform,
-    dx_p: wp.vec3,
-    dth_p: wp.vec3,
-    dx_c: wp.vec3,
-    dth_c: wp.vec3,
-    ddx_p: wp.vec3,
-    ddth_p: wp.vec3,
-    ddx_c: wp.vec3,
-    ddth_c: wp.vec3,
-):
-    """Apply pose changes (ddx, ddth) to both bodies. Returns the updated (q_p, q_c, dx_p, dth_p, dx_c, dth_c)."""
-    return (
-        apply_pose_delta(q_p, bp.com_p, ddx_p, ddth_p),
-        apply_pose_delta(q_c, bp.com_c, ddx_c, ddth_c),
-        dx_p + ddx_p,
-        dth_p + ddth_p,
-        dx_c + ddx_c,
-        dth_c + ddth_c,
-    )
 
 
 @wp.kernel
