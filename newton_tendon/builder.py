@@ -998,6 +998,12 @@ class ModelBuilder(TransmissionBuilder):
             axis = _vec3(go, "axis", g.axis, nonzero=True)
             if gtype == TendonGuideType.ROLLER and radius <= 0.0:
                 raise ValueError(f"{go}: a ROLLER needs radius > 0, got {radius}")
+            if gtype == TendonGuideType.ROLLER and (i == 0 or i == n - 1):
+                raise ValueError(
+                    f"{go}: the first and last guides must be point guides (ANCHOR or PINHOLE), not a ROLLER: "
+                    "a roller's cable lies between the tangent points of its two spans, and an end roller has "
+                    "one (end the route at an ANCHOR on the roller's body, or at a winch)"
+                )
             if i == 0 and (compliance != 0.0 or damping != 0.0 or rest != -1.0):
                 raise ValueError(
                     f"{go}: the first guide has no incoming span; compliance, damping and rest_length must keep "

@@ -53,7 +53,8 @@ ROLLER_RADIUS = 0.1
 CAPSTAN_START_Z = 1.0
 """Initial height of both capstan weights [m]."""
 CAPSTAN_CLEARANCE = 0.3
-"""Capstan numbers come from frames where both weights are at least this far below the roller [m]."""
+"""Capstan numbers come from the frames before the first weight came within this height of the
+roller centre [m]; a weight that reaches its roller stops there (an end stop, docs/cables.md)."""
 
 HANG_ANCHOR = (1.0, 0.0, 3.0)
 """World anchor of the hanging load's cable [m]."""
@@ -428,6 +429,9 @@ def _summarize(h, mu, worlds, model, solver, frames, dt, build_s, cold_s, run_s)
     t = h["t"]
     top = ROLLER_CENTER[2] - CAPSTAN_CLEARANCE
     clear = np.all(h["capstan_heavy_z"] < top, axis=1) & np.all(h["capstan_light_z"] < top, axis=1)
+    # Only the frames before the first weight came near its roller: from there on a weight rides at its
+    # end stop (docs/cables.md), and the Atwood law no longer applies even if it later drops back.
+    clear = np.logical_and.accumulate(clear)
     capstan = []
     for i, m in enumerate(CAPSTAN_MUS[: min(worlds, len(CAPSTAN_MUS))]):
         cols = np.flatnonzero(mu == m)

@@ -975,6 +975,11 @@ def _read_tendons(v, p: str, b: ModelBuilder):
             mu = g("mu", _float, 0.0)
             if gtype == TendonGuideType.ROLLER and radius <= 0.0:
                 raise ValueError(f"{g.path}.radius: a roller needs radius > 0, got {radius!r}")
+            if gtype == TendonGuideType.ROLLER and (k == 0 or k == n - 1):
+                raise ValueError(
+                    f"{g.path}.type: the first and last guides must be point guides (anchor or pinhole), not a "
+                    "roller (the builder's rule, add_tendon)"
+                )
             span = None
             if k == 0:
                 for key in ("compliance", "damping", "rest_length"):

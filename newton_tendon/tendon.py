@@ -18,7 +18,8 @@ class TendonGuideType(enum.IntEnum):
     """How the cable interacts with a guide's body."""
 
     ROLLER = T.GUIDE_ROLLER
-    """A circular roller: the cable wraps around it between two tangent points."""
+    """A circular roller: the cable wraps around it between two tangent points. Internal guides only:
+    a route begins and ends at a point guide (``add_tendon`` rejects a first or last ROLLER)."""
     ANCHOR = T.GUIDE_ANCHOR
     """A body-local point the cable is fixed to; no material passes it."""
     PINHOLE = T.GUIDE_PINHOLE
@@ -61,7 +62,8 @@ class TendonGuide:
 
     Args:
         body: Body index the guide is attached to, -1 for the world.
-        guide_type: ``TendonGuideType`` (default ANCHOR).
+        guide_type: ``TendonGuideType`` (default ANCHOR). The first and last guides are ANCHORs or
+            PINHOLEs (a PINHOLE there holds the cable like an anchor); a ROLLER must be internal.
         radius: Roller contact radius [m] (ROLLER only, > 0).
         orientation: Winding side of a roller, +1 (counter-clockwise about ``axis``) or -1.
         mu: Capstan friction coefficient [-] of a PINHOLE or ROLLER (0 = free slip).

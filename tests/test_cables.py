@@ -9,6 +9,7 @@ are stated in ``warp_kernels/cable.py``.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -584,7 +585,7 @@ def _span_length_kernel(
     mr: wp.vec3,
     out: wp.array(dtype=float),
 ):
-    xl, xr, length = span_length(tm, gl, gr, body_q, ml, mr)
+    xl, xr, length = span_length(tm, gl, gr, body_q, ml, mr, 1.0)  # 1 m of material: no end stop
     out[0] = length
 
 
@@ -601,6 +602,7 @@ def _gradient_case(kind: str, device):
             TendonGuide(
                 body=c, guide_type=TendonGuideType.ROLLER, radius=0.15, axis=(0.0, 1.0, 0.0), offset=(0.0, 0.1, 0.05)
             ),
+            TendonGuide(body=c, offset=(0.0, 0.1, -0.3)),  # a route ends at a point guide (add_tendon)
         ]
     else:
         route = [TendonGuide(body=a, offset=(0.1, 0.0, 0.0)), TendonGuide(body=a, offset=(-0.1, 0.2, 0.05))]
@@ -1014,3 +1016,158 @@ def test_stiff_cable_large_step(device, solver_name, iterations):
     stretch = -sim.q()[0, 2]
     assert stretch == pytest.approx(m * G * c, rel=1e-2)
     assert sim.tension()[0] == pytest.approx(m * G, rel=1e-2)
+
+
+# ----------------------------------------------------------------------------------------------
+# End stops: a body pulled into its guide (docs/cables.md, End stops)
+
+STOP_ATOL = 1.0e-4
+"""Distance [m] from the guide's contact point at which a stopped load may rest: the 1e-6 m floor,
+plus VBD's penalty stretch (m g / 1e8 N/m = 1e-7 m) and float32 rounding of 2 m coordinates
+(2.4e-7 m), with headroom; 1/40 of the 4.2 mm the winch reels in per step."""
+STOP_CABLE_RTOL = 1.0e-5
+"""Conservation of cable (material minus what the winch paid out): the fuzz suite's CABLE_RTOL, the
+issue's acceptance bound; measured 6e-8 on both solvers (float32 rounding of a 2 m route)."""
+STOP_TENSION_RTOL = 0.02
+"""Capstan check across a frictionless guide whose slack side sits at its end stop: T_stopped <=
+T_other (1 + 2 %). Before the stop both spans are one run with one tension (float32 noise ~0.1 %);
+after it VBD reports the stopped 1e-6 m span 1.6 % below the span that holds it (9.51 N against
+9.66 N: a stretch of 1e-7 m is below the float32 resolution of its end points)."""
+STOP_TENSION_MAX = 500.0
+"""Largest tension [N] a stop may report on a span that moves a body: stopping the 1 kg load at 1 m/s
+within one step takes m v / dt = 240 N, plus m g; twice that. (The tangent construction dragged
+the load round the roller at up to 2.4e8 N.)"""
+STOP_SLIDE = 5.0e-3
+"""Distance [m] a weight stopped at a roller may end up from the tangent point it arrived at. VBD's
+stop rebounds for a step; while the span holds cable again the tangent construction lets the weight
+slide along the rim (3.0 mm measured here, 4.7 mm in the demo) before it stops again. XPBD: 1e-6 m."""
+
+
+def winch_into_guide(kind: str):
+    """A 1 kg load hangs 0.25 m below a world pinhole or roller (radius 0.1 m, load under its right
+    tangent point) on an inextensible cable from a length winch fixed in the world; the winch reels
+    in at 1 m/s, so the load reaches the guide after 60 steps and is then pulled into it."""
+    b = nt.ModelBuilder()
+    x = 0.1 if kind == "roller" else 0.0
+    load = b.add_body(xform=(x, 0.0, 1.75, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=INERTIA)
+    if kind == "roller":
+        guide = TendonGuide(
+            body=-1, guide_type=TendonGuideType.ROLLER, offset=(0.0, 0.0, 2.0), axis=(0.0, 1.0, 0.0), radius=0.1
+        )
+    else:
+        guide = TendonGuide(body=-1, guide_type=TendonGuideType.PINHOLE, offset=(0.0, 0.0, 2.0))
+    b.add_tendon([TendonGuide(body=-1, offset=(-0.5, 0.0, 3.0), winch=True), guide, TendonGuide(body=load)])
+    return b, load, np.array([x, 0.0, 2.0])
+
+
+@pytest.mark.parametrize("kind", ["pinhole", "roller"])
+def test_load_pulled_into_its_guide_stops_there(device, solver, kind):
+    """A winch pulls a load up into a world pinhole or roller (default compliance 0, default
+    iterations): once the load's span reaches the rest-length floor it is an end stop (docs/cables.md):
+    the load stays at the guide's contact point (the pinhole, the roller's tangent point), no cable
+    is created (spec: material is conserved; the winch's pay-out counted), every tension stays finite
+    and bounded, and across the frictionless guide the stopped span is the slack side of the capstan
+    bound (T_stopped <= exp(0) T_winch). Before the end stop the roller's tangent construction let
+    the load pass its tangent point and dragged it round the roller (+55 % cable, 2.4e8 N), and at
+    the pinhole the span to the winch reported 0 N beside the 9.8 N load."""
+    b, load, contact = winch_into_guide(kind)
+    sim = CableSim(b, device, solver=solver)
+    control = sim.model.control()
+    command = np.zeros(3, dtype=np.float32)
+    cable0 = None
+    for k in range(120):
+        command[0] = -1.0 * (k + 1) * DT  # paid out [m]: reel in at 1 m/s
+        control.tendon_guide_winch_length.assign(command)
+        sim.solver.step(sim.s0, sim.s1, control, None, DT)
+        sim.s0, sim.s1 = sim.s1, sim.s0
+        tension = sim.tension()
+        assert np.all(np.isfinite(sim.q())) and np.all(np.isfinite(tension)), k
+        # (The span to the winch, between two world guides, read 8.8e4 N in the step in which the
+        # load reached the floor: its immovable stretch over the 1e-10 denominator floor.)
+        assert np.all(np.abs(tension) <= STOP_TENSION_MAX), (k, tension)
+        assert tension[1] <= tension[0] * (1.0 + STOP_TENSION_RTOL) + 1.0e-3, (k, tension)
+        cable = float(sim.solver.tendon_total_cable.numpy()[0]) - float(sim.s0.tendon_guide_winch_paid.numpy()[0])
+        cable0 = cable if cable0 is None else cable0
+        assert cable == pytest.approx(cable0, rel=STOP_CABLE_RTOL), k
+        if k >= 90:  # 30 steps after the load reached the guide
+            assert np.linalg.norm(sim.q()[load, :3] - contact) < STOP_ATOL, (k, sim.q()[load, :3])
+    assert sim.s0.tendon_segment_rest_length.numpy()[1] <= 1.0e-6  # the load's span is at the floor
+
+
+def capstan_into_guide(kind: str):
+    """The demo's capstan machine, shortened: 2 kg and 1 kg on one cable over a world roller (radius
+    0.1 m, wrap pi) or through a world pinhole; the light weight starts 0.3 m below the guide's
+    contact point and is pulled into it at about 1.8 m/s (a = g/3)."""
+    b = nt.ModelBuilder()
+    x = 0.1 if kind == "roller" else 0.0
+    heavy = b.add_body(xform=(-x, 0.0, 1.7, 0.0, 0.0, 0.0, 1.0), mass=2.0, inertia=INERTIA)
+    light = b.add_body(xform=(x, 0.0, 1.7, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=INERTIA)
+    if kind == "roller":
+        guide = TendonGuide(
+            body=-1, guide_type=TendonGuideType.ROLLER, offset=(0.0, 0.0, 2.0), axis=(0.0, 1.0, 0.0), radius=0.1
+        )
+    else:
+        guide = TendonGuide(body=-1, guide_type=TendonGuideType.PINHOLE, offset=(0.0, 0.0, 2.0))
+    b.add_tendon([TendonGuide(body=heavy), guide, TendonGuide(body=light)])
+    return b, heavy, light, np.array([x, 0.0, 2.0])
+
+
+@pytest.mark.parametrize("kind", ["pinhole", "roller"])
+def test_weight_pulled_into_its_guide_by_the_cable_stops_there(device, solver, kind):
+    """An Atwood machine runs until its light weight reaches the guide (the demo's failure at 2 s):
+    the light weight stops at the guide's contact point and stays, the heavy one hangs still, the
+    cable keeps its material (spec), and each side holds its own weight (T = m g: the end stop, not
+    the capstan law, separates the two tensions, and the stopped span is the slack side). Before the
+    end stop the roller case dragged the weight round the roller: +0.63 m of cable (2 pi r) and
+    T1/T2 below 1. Tolerances: STOP_ATOL, STOP_CABLE_RTOL; tensions within 5 % of m g (VBD reports
+    the stopped 1e-6 m span up to 3 % high: its stretch is below the float32 resolution of its end
+    points; XPBD 0.3 %)."""
+    b, heavy, light, contact = capstan_into_guide(kind)
+    sim = CableSim(b, device, solver=solver)
+    cable0 = None
+    for k in range(180):
+        sim.step()
+        tension = sim.tension()
+        assert np.all(np.isfinite(sim.q())) and np.all(np.isfinite(tension)), k
+        cable = float(sim.solver.tendon_total_cable.numpy()[0])
+        cable0 = cable if cable0 is None else cable0
+        assert cable == pytest.approx(cable0, rel=STOP_CABLE_RTOL), k
+        if k == 119:  # 15 steps after the light weight reached the guide (step 102)
+            settled = sim.q()[light, :3]
+    assert np.linalg.norm(settled - contact) < STOP_SLIDE, settled
+    # ... and stays there (an end stop, not a pause on the way round the roller).
+    assert np.linalg.norm(sim.q()[light, :3] - settled) < STOP_ATOL, sim.q()[light, :3]
+    assert np.abs(sim.qd()[[heavy, light]]).max() < 1.0e-2  # both at rest
+    np.testing.assert_allclose(sim.tension(), [2.0 * G, 1.0 * G], rtol=0.05)
+
+
+@pytest.mark.parametrize("end", [0, 2])
+def test_route_ending_on_a_roller_is_rejected(end):
+    """A route begins and ends at a point guide (docs/cables.md, Route ends): a ROLLER as its first or
+    last guide is rejected by add_tendon, naming the tendon, the guide and the rule, before anything
+    is stored; the same route in the native JSON format is rejected too. (Before, such a route was
+    accepted, and its end roller fed cable into the route from nowhere as its tangent point moved.)"""
+    from newton_tendon import io
+
+    b = nt.ModelBuilder()
+    p = b.add_body(xform=(0.3, 0.0, -1.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=INERTIA)
+    route = [
+        TendonGuide(body=-1),
+        TendonGuide(
+            body=-1, guide_type=TendonGuideType.ROLLER, radius=0.1, offset=(0.3, 0.0, 0.0), axis=(0.0, 1.0, 0.0)
+        ),
+        TendonGuide(body=p),
+    ]
+    route[1], route[end] = route[end], route[1]
+    with pytest.raises(ValueError, match=rf"label='drum'.*guide {end}: the first and last guides must be point guides"):
+        b.add_tendon(route, label="drum")
+    assert b.tendon_count == 0 and len(b.tendon_guide_body) == 0 and len(b.tendon_segment_rest_length) == 0
+    # The native file format follows the builder's rule.
+    good = nt.ModelBuilder()
+    q = good.add_body(xform=(0.3, 0.0, -1.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=INERTIA)
+    good.add_tendon([TendonGuide(body=-1), TendonGuide(body=q)])
+    data = io.to_dict(good)
+    data["tendons"][0]["guides"][end // 2].update(type="roller", radius=0.1)
+    rule = rf"guides\[{end // 2}\]\.type: the first and last guides must be point guides"
+    with pytest.raises(ValueError, match=rule):
+        io.loads(json.dumps(data))

@@ -112,6 +112,15 @@ wp.set_module_options({"enable_backward": False}, module=RESET_MODULE)
 
 REST_LENGTH_FLOOR = wp.constant(1.0e-6)
 """Smallest free-span rest length [m] material transfer and route changes may leave."""
+STOP_LENGTH = wp.constant(1.0e-4)
+"""Rest length [m] at or below which a span is a straight link from the material point of each of its
+roller ends (``at_end_stop``): a body pulled into its roller stops at the point where the cable left
+the rim. Above the 1e-6 m floor so that a stop which rebounds stays a stop: SolverVBD's stop gives
+back up to 1e-4 m of cable for a step, and with the tangent construction at that length a far point
+a few 1e-5 m outside the rim has its tangent point sqrt(2 r d), millimetres, along the rim; the
+step-start fold moved the material point there, and a weight stopped at its roller slid 15 mm round
+it (examples/cable_capstan, mu = 0). A link from the material point instead of the tangent point
+changes a span this short by at most its length."""
 DENOM_FLOOR = wp.constant(1.0e-10)
 """Floor of a row's (1 + gamma) w + alpha, for inextensible spans between immovable ends."""
 RIGID_FLEX = wp.constant(1.0e-8)
@@ -321,6 +330,46 @@ def material_wrap(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform),
 
 
 @wp.func
+def at_end_stop(rest: float):
+    """Whether a span with material ``rest`` [m] is at (or within ``STOP_LENGTH`` of) its end stop: it
+    has (almost) no free cable, so its roller ends stay where the cable last left the roller
+    (``stop_points``)."""
+    return rest <= STOP_LENGTH
+
+
+@wp.func
+def stop_points(
+    tm: TendonModel,
+    gl: int,
+    gr: int,
+    body_q: wp.array(dtype=wp.transform),
+    pl: wp.vec3,
+    pr: wp.vec3,
+    ml: wp.vec3,
+    mr: wp.vec3,
+):
+    """End points [m] of the span gl -> gr at its end stop: a roller end is the span's material point
+    there (``ml``/``mr``, body-local: the tangent point the step started from), a point guide its
+    guide point (``pl``/``pr``, world).
+
+    A span at the rest-length floor (or within ``STOP_LENGTH`` of it) holds no cable that could wind
+    on or off a roller, so its end at a roller cannot slide round the rim with the far point: the
+    span is a straight link from the
+    point where the cable leaves the roller, like the span of a body pulled into a pinhole. With the
+    tangent construction instead, a far point that passes the tangent point shortens the span by
+    winding its (absent) cable on, so the stretch row never stops the body: it was dragged round the
+    roller until the material wrap left [-pi/2, 3pi/2) and the count jumped by 2 pi r (a weight pulled
+    into its roller gained 0.63 m of cable, and tensions reached 1.4e3 N)."""
+    xl = pl
+    xr = pr
+    if is_roller(tm, gl):
+        xl = to_world(tm, gl, body_q, ml)
+    if is_roller(tm, gr):
+        xr = to_world(tm, gr, body_q, mr)
+    return xl, xr
+
+
+@wp.func
 def span_length(
     tm: TendonModel,
     gl: int,
@@ -328,12 +377,18 @@ def span_length(
     body_q: wp.array(dtype=wp.transform),
     ml: wp.vec3,
     mr: wp.vec3,
+    rest: float,
 ):
-    """(x_l, x_r, l): attachment points [m] and effective length [m] of the span gl -> gr.
+    """(x_l, x_r, l): attachment points [m] and effective length [m] of the span gl -> gr with
+    material ``rest`` [m].
 
     ``l = |x_r - x_l| + r_l phi(m_l -> x_l) + r_r phi(x_r -> m_r)`` with body-local material points
-    ``ml`` (on gl's body) and ``mr`` (on gr's body); see the module docstring.
+    ``ml`` (on gl's body) and ``mr`` (on gr's body); see the module docstring. A span at its end stop
+    (``at_end_stop``) is straight between its material points instead (``stop_points``).
     """
+    if at_end_stop(rest):
+        xl, xr = stop_points(tm, gl, gr, body_q, guide_point(tm, gl, body_q), guide_point(tm, gr, body_q), ml, mr)
+        return xl, xr, wp.length(xr - xl)
     # The material point on a right-hand roller is last step's tangent point: a close start.
     xl, xr = span_points_from(tm, gl, gr, body_q, to_world(tm, gr, body_q, mr), ROLLER_PAIR_WARM_ITERATIONS)
     length = wp.length(xr - xl) + arc_leaving(tm, gl, body_q, ml, xl) + arc_arriving(tm, gr, body_q, xr, mr)
@@ -684,7 +739,8 @@ def begin_tendon_step(
             hist.residual[s] = hist_in.residual[s]
             ml[s] = hist_in.ml[s]
             mr[s] = hist_in.mr[s]
-            if active[g] == 0:
+            if active[g] == 0 or at_end_stop(rest[s]):
+                # A span at its end stop has no arc terms (``stop_points``): its material points stay.
                 continue
             gl = left_guide(g, active)
             # The arc terms of span_length alone (exactly 0 at point guides: no rounding noise is
@@ -789,7 +845,7 @@ def begin_tendon_step(
         if active[g] != 0:
             gl = left_guide(g, active)
             if world_span(tm, gl, g):
-                xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
+                xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s], rest[s])
                 stretch0[s] = length - rest[s]
                 geo.length[s] = length
                 geo.w[s] = 0.0
@@ -798,7 +854,7 @@ def begin_tendon_step(
                 work.xl[s] = xl
                 work.xr[s] = xr
             else:
-                xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s])
+                xl, xr, length = span_length(tm, gl, g, body_q, ml[s], mr[s], rest[s])
                 stretch0[s] = length - rest[s]
     for g in range(g0, g1):
         wrap_error[g] = 0
@@ -931,8 +987,12 @@ def cached_span_length(
     body_q: wp.array(dtype=wp.transform),
     ml: wp.vec3,
     mr: wp.vec3,
+    rest: float,
 ):
     """``span_length`` with cached frames: (x_l, x_r, l)."""
+    if at_end_stop(rest):
+        xs, xt = stop_points(tm, gl, gr, body_q, geo.point[gl], geo.point[gr], ml, mr)
+        return xs, xt, wp.length(xt - xs)
     xl, xr = cached_span_points(tm, geo, gl, gr, body_q, mr)
     length = wp.length(xr - xl)
     if is_roller(tm, gl):
@@ -1001,6 +1061,19 @@ def cache_span_response(
 
 # ----------------------------------------------------------------------------------------------
 # Per-iteration solve
+
+
+@wp.func
+def stopped_member_tension(tm: TendonModel, t: int, first: int, active: wp.array(dtype=wp.int32), work: TendonWork):
+    """Largest predicted tension [N s^2] (>= 0) of the spans that left run ``first`` at the
+    rest-length floor (``work.run_skip``): what the run's other members carry at least while those
+    spans' bodies sit at their end stops."""
+    tension = float(0.0)
+    for g in range(tm.start[t] + 1, tm.start[t + 1]):
+        s = seg_index(t, g)
+        if active[g] != 0 and work.run_skip[s] != 0 and work.run_first[s] == first:
+            tension = wp.max(tension, work.lam_hat[s])
+    return tension
 
 
 @wp.func(inline=True)
@@ -1149,12 +1222,18 @@ def relax_material(
             # No end of the run can move. Its members share its stretch (``share_rigid_run``; a drum's
             # run pays out or takes up at the drum instead); what crosses a frictional guide next to
             # it is its stretch (``rigid_transfer``, 3b). Its tension is statically indeterminate:
-            # none unless a frictional neighbour (3b) or a drum sets one.
+            # none unless a frictional neighbour (3b) or a drum sets one, or it holds a member that
+            # left it at the floor: that span's body sits at its end stop, pulled against the guide
+            # by the rest of the cable, which therefore carries at least the stopped span's tension
+            # (the least tension the stop admits: a load a winch pulled into a world pinhole hangs at
+            # m g, and the span to the winch read 0 N beside it).
             if first == s and run_end[s] != g and first != w_run:
                 share_rigid_run(t, s, tm, active, hist, work, geo)
             lam_hat[s] = 0.0
             if first == w_run:
                 lam_hat[s] = w_target
+            elif at_floor != 0:
+                lam_hat[s] = stopped_member_tension(tm, t, first, active, work)
             continue
         if first == s and run_end[s] == g and first != w_run:
             # A run of one span has nothing to share: (lam_hat/k)/(1/k) - lam_hat is rounding noise
@@ -1163,12 +1242,17 @@ def relax_material(
         dl = run_scale[first] * (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
         add_material(hist, s, dl)
         lam_hat[s] = lam_hat[s] - stiff[s] * dl
-        if run_scale[first] == 1.0 and stiff[s] * RIGID_FLEX > 1.0:
+        if stiff[s] * RIGID_FLEX > 1.0 and (run_scale[first] == 1.0 or world_span(tm, left_guide(g, active), g)):
             # A rigid member (its ends cannot move it apart: stiff up to 1/DENOM_FLOOR) takes the
             # run's tension exactly. Its prediction is a float32 stretch of ~1e-8 m over that floor,
             # and lam_hat - stiff dl kept that prediction's rounding, up to the run's own tension:
             # 3b reads it as the run's tension when the member is next to a frictional guide (a
             # span between two pinholes on one body read 0.000366 where its run held 0.000307).
+            # A member between two world guides takes it also when a member reaching the floor (an
+            # end stop) scaled the transfer down: no body can feel its remaining stretch, whose
+            # prediction (stretch / DENOM_FLOOR) read 8.8e4 N beside the 9.8 N load that a winch
+            # had pulled into a world pinhole. (A rigid member between guides on one moving body
+            # keeps its own value there: the run's mean overstated what 3b then read from it.)
             lam_hat[s] = run_num[first] / run_flex[first]
         if first == w_run:
             hist.winch[w_guide] = hist.winch[w_guide] + dl
@@ -1416,7 +1500,7 @@ def relax_tendon(
             length = geo.length[s]
             w = geo.w[s]
         else:
-            xl, xr, span_l = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
+            xl, xr, span_l = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s], rest[s])
             length = span_l
             w = cache_span_response(bodies, geo, s, body_q, tm.guide_body[gl], tm.guide_body[g], xl, xr)
             geo.length[s] = length
@@ -1965,7 +2049,7 @@ def relax_tendon_vbd(
             length = geo.length[s]
             predict_span(tm, s, bypass, length - rest[s], geo.w[s], dt, work)
             continue
-        xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s])
+        xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s], rest[s])
         d = xr - xl
         dl = wp.length(d)
         n = wp.vec3()
@@ -2538,7 +2622,12 @@ def linearize_tendon(
             a = seg_index(t, g)
             b = out_segment(t, g, active)
             ha = lin.run_head[a]
-            if work.run_skip[a] != 0:
+            # A span next to the guide at the rest-length floor passes no material across it (the
+            # relaxation's end stop), so the guide's bound does not join its two sides: chaining a
+            # weight stopped at a frictional roller to the cable beyond projected the far side onto
+            # e times the stop's tension, and the stopped machine's tensions rattled (4-92 N for a
+            # static 29.4 N, mu = 0.2).
+            if work.run_skip[a] != 0 or rest[a] <= REST_LENGTH_FLOOR:
                 left = -1
             elif chain_member(lin, ha):
                 left = ha
@@ -2546,7 +2635,7 @@ def linearize_tendon(
             elif not rigid_row(lin, ha) or work.run_first[a] != rigid:
                 left = -1
             e_acc = e_acc * work.ratio[g]
-            if left < 0 or work.run_skip[b] != 0 or lin.run_head[b] != b:
+            if left < 0 or work.run_skip[b] != 0 or rest[b] <= REST_LENGTH_FLOOR or lin.run_head[b] != b:
                 left = -1
                 continue
             if rigid_row(lin, b):
@@ -2697,7 +2786,7 @@ def tendon_diagnostic(
         if world_span(tm, gl, g):
             length = geo.length[s]
         else:
-            xl_now, xr_now, length_now = span_length(tm, gl, g, body_q, ml[s], mr[s])
+            xl_now, xr_now, length_now = span_length(tm, gl, g, body_q, ml[s], mr[s], rest[s])
             xl = xl_now
             xr = xr_now
             length = length_now
