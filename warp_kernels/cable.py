@@ -121,6 +121,10 @@ a few 1e-5 m outside the rim has its tangent point sqrt(2 r d), millimetres, alo
 step-start fold moved the material point there, and a weight stopped at its roller slid 15 mm round
 it (examples/cable_capstan, mu = 0). A link from the material point instead of the tangent point
 changes a span this short by at most its length."""
+FLOOR_ROUNDING = wp.constant(1.0e-12)
+"""Material [m] above the rest-length floor that a span is still taken to be at the floor with
+(``at_rest_floor``): about 9 float32 ulps of 1e-6 m, what a transfer scaled to stop at the floor
+leaves by rounding."""
 DENOM_FLOOR = wp.constant(1.0e-10)
 """Floor of a row's (1 + gamma) w + alpha, for inextensible spans between immovable ends."""
 RIGID_FLEX = wp.constant(1.0e-8)
@@ -330,6 +334,17 @@ def material_wrap(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform),
 
 
 @wp.func
+def at_rest_floor(rest: float):
+    """Whether a span with material ``rest`` [m] has no cable to give: at the rest-length floor, or
+    within ``FLOOR_ROUNDING`` above it. A span a few ulps above the floor (1.0000003e-6 m, left by a
+    transfer scaled to stop at the floor) counted as having cable: it stayed in its run, its zero
+    room scaled the run's sharing to nothing, a rigid member then kept its prediction (a float32
+    stretch over the 1e-10 denominator floor, 99.9 against the run's 6e-4) and the capstan sweep
+    read it as the run's tension and moved 0.13 m of cable in one pass (a fuzz scene)."""
+    return rest <= REST_LENGTH_FLOOR + FLOOR_ROUNDING
+
+
+@wp.func
 def at_end_stop(rest: float):
     """Whether a span with material ``rest`` [m] is at (or within ``STOP_LENGTH`` of) its end stop: it
     has (almost) no free cable, so its roller ends stay where the cable last left the roller
@@ -495,11 +510,13 @@ def share_rigid_run(
     material is conserved exactly), and skipped while every member is within rounding of its share."""
     stretch, moved, tol = rigid_run_stretch(t, first, tm, active, hist.rest, work, geo)
     flex = work.run_flex[first]
+    if flex <= 0.0:
+        return
     spread = float(0.0)
     scale = float(1.0)
     for h in range(tm.start[t] + 1, tm.start[t + 1]):
         s = seg_index(t, h)
-        if active[h] == 0 or work.run_first[s] != first:
+        if active[h] == 0 or work.run_skip[s] != 0 or work.run_first[s] != first:
             continue
         dl = (geo.length[s] - hist.rest[s]) - stretch * (1.0 / work.stiff[s]) / flex
         spread = wp.max(spread, wp.abs(dl))
@@ -509,7 +526,7 @@ def share_rigid_run(
         return
     for h in range(tm.start[t] + 1, tm.start[t + 1]):
         s = seg_index(t, h)
-        if active[h] == 0 or work.run_first[s] != first:
+        if active[h] == 0 or work.run_skip[s] != 0 or work.run_first[s] != first:
             continue
         dl = (geo.length[s] - hist.rest[s]) - stretch * (1.0 / work.stiff[s]) / flex
         add_material(hist, s, scale * dl)
@@ -1141,7 +1158,7 @@ def relax_material(
             continue
         s = seg_index(t, g)
         run_skip[s] = 0
-        if rest[s] <= REST_LENGTH_FLOOR:
+        if at_rest_floor(rest[s]):
             at_floor = 1
         gl = left_guide(g, active)
         first = s
@@ -1177,17 +1194,26 @@ def relax_material(
                 continue
             s = seg_index(t, g)
             first = run_first[s]
-            if run_flex[first] > RIGID_FLEX and rest[s] <= REST_LENGTH_FLOOR:
+            if run_flex[first] > RIGID_FLEX and at_rest_floor(rest[s]):
                 if lam_hat[s] < run_num[first] / run_flex[first]:
                     run_skip[s] = 1
+        #     The runs' sums are taken again over the members that stay, not by subtracting the ones
+        #     that left: a rigid member's 1/k (1e-10) is below float32 resolution of a load's 1/k (~1),
+        #     so (1e-10 + 1) - 1 read 0 or +-6e-8, and a rigid run left by its stopped load looked
+        #     flexible or divided by zero (NaN cable in the step the load reached its pinhole).
+        for g in range(g0 + 1, g1):
+            if active[g] != 0:
+                s = seg_index(t, g)
+                run_flex[run_first[s]] = 0.0
+                run_num[run_first[s]] = 0.0
         for g in range(g0 + 1, g1):
             if active[g] == 0:
                 continue
             s = seg_index(t, g)
-            if run_skip[s] != 0:
+            if run_skip[s] == 0:
                 first = run_first[s]
-                run_flex[first] = run_flex[first] - 1.0 / stiff[s]
-                run_num[first] = run_num[first] - lam_hat[s] / stiff[s]
+                run_flex[first] = run_flex[first] + 1.0 / stiff[s]
+                run_num[first] = run_num[first] + lam_hat[s] / stiff[s]
         if w_run >= 0:
             if run_skip[w_span] != 0:
                 # The span at the drum is at the floor and would still reel in: the winch stops, and the
@@ -1337,11 +1363,11 @@ def relax_material(
                         s = seg_index(t, h)
                         if active[h] == 0 or run_skip[s] != 0 or run_first[s] != give:
                             continue
-                        if rest[s] <= REST_LENGTH_FLOOR:
+                        if at_rest_floor(rest[s]):
                             floored = 1
                         else:
                             give_flex = give_flex + 1.0 / stiff[s]
-                    if floored == 0 or rest[near] <= REST_LENGTH_FLOOR or give_flex <= 0.0:
+                    if floored == 0 or at_rest_floor(rest[near]) or give_flex <= 0.0:
                         give_flex = 0.0
                     elif rigid >= 0:
                         if give != rigid and rigid == fa:
@@ -1385,7 +1411,7 @@ def relax_material(
                         if run_first[s] == w_run:
                             share = 0.0
                         elif give_flex > 0.0 and run_first[s] == give:
-                            if rest[s] > REST_LENGTH_FLOOR:
+                            if not at_rest_floor(rest[s]):
                                 share = -wp.abs(delta) / give_flex
                         elif run_first[s] == fa:
                             share = delta / run_flex[fa]
@@ -2627,7 +2653,7 @@ def linearize_tendon(
             # weight stopped at a frictional roller to the cable beyond projected the far side onto
             # e times the stop's tension, and the stopped machine's tensions rattled (4-92 N for a
             # static 29.4 N, mu = 0.2).
-            if work.run_skip[a] != 0 or rest[a] <= REST_LENGTH_FLOOR:
+            if work.run_skip[a] != 0 or at_rest_floor(rest[a]):
                 left = -1
             elif chain_member(lin, ha):
                 left = ha
@@ -2635,7 +2661,7 @@ def linearize_tendon(
             elif not rigid_row(lin, ha) or work.run_first[a] != rigid:
                 left = -1
             e_acc = e_acc * work.ratio[g]
-            if left < 0 or work.run_skip[b] != 0 or rest[b] <= REST_LENGTH_FLOOR or lin.run_head[b] != b:
+            if left < 0 or work.run_skip[b] != 0 or at_rest_floor(rest[b]) or lin.run_head[b] != b:
                 left = -1
                 continue
             if rigid_row(lin, b):
