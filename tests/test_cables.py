@@ -1094,6 +1094,46 @@ def test_load_pulled_into_its_guide_stops_there(device, solver, kind):
     assert sim.s0.tendon_segment_rest_length.numpy()[1] <= 1.0e-6  # the load's span is at the floor
 
 
+@pytest.mark.parametrize("kind", ["pinhole", "roller"])
+def test_winch_stalls_against_a_stopped_load(device, solver, kind):
+    """The scene above, reeling in at 1 m/s for 0.5 s, then paying out 5 cm. Once the load sits at its
+    end stop the span to the winch (inextensible, between two world guides) cannot shorten, so the
+    winch stalls (docs/cables.md, Winches): ``tendon_guide_winch_paid`` stays at the cable the load
+    took in reaching the guide, ~ -0.25 m, and does not follow the -0.5 m command (before, it did,
+    and the 0.25 m it 'reeled in' was stretch in a cable no body could feel: a pay-out of 5 cm then
+    lowered nothing). Paying out 5 cm beyond the stalled value then lowers the load by 5 cm.
+
+    Tolerances: the load's 0.25 m travel ends when its span reaches the floor, within one step's
+    4.2 mm reel-in (STALL_ATOL = 5 mm on the stall value); the 5 cm descent is an inextensible
+    frictionless cable moving its load by the pay-out (to 1 mm after 0.25 s of settling, as the
+    winch tests check 0.3 m to 1 %), plus the roller case's arc terms (its load is under the
+    tangent point)."""
+    stall_atol = 5.0e-3
+    b, load, contact = winch_into_guide(kind)
+    sim = CableSim(b, device, solver=solver)
+    control = sim.model.control()
+    command = np.zeros(3, dtype=np.float32)
+    paid = []
+    for k in range(120):
+        command[0] = -1.0 * (k + 1) * DT
+        control.tendon_guide_winch_length.assign(command)
+        sim.solver.step(sim.s0, sim.s1, control, None, DT)
+        sim.s0, sim.s1 = sim.s1, sim.s0
+        paid.append(float(sim.s0.tendon_guide_winch_paid.numpy()[0]))
+    assert np.all(np.isfinite(sim.q()))
+    assert paid[-1] == pytest.approx(-0.25, abs=stall_atol)  # not the -0.5 m command
+    assert paid[-1] == pytest.approx(paid[90], abs=1.0e-6)  # held since the load stopped
+    z_stop = float(sim.q()[load, 2])
+    command[0] = paid[-1] + 0.05
+    control.tendon_guide_winch_length.assign(command)
+    for _ in range(60):
+        sim.solver.step(sim.s0, sim.s1, control, None, DT)
+        sim.s0, sim.s1 = sim.s1, sim.s0
+    assert np.all(np.isfinite(sim.q()))
+    assert float(sim.s0.tendon_guide_winch_paid.numpy()[0]) == pytest.approx(command[0], abs=1.0e-6)
+    assert z_stop - float(sim.q()[load, 2]) == pytest.approx(0.05, abs=1.0e-3)
+
+
 def capstan_into_guide(kind: str):
     """The demo's capstan machine, shortened: 2 kg and 1 kg on one cable over a world roller (radius
     0.1 m, wrap pi) or through a world pinhole; the light weight starts 0.3 m below the guide's

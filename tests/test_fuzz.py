@@ -455,10 +455,12 @@ class WinchSchedule:
     """Writes a ``winch_plans`` plan into the control before each step and checks a length winch's
     paid-out length after it."""
 
-    def __init__(self, plan, route, dt: float):
+    def __init__(self, plan, route, dt: float, specs=()):
         self.plan = list(plan)
         self.dt = dt
         self.n = len(route)
+        self.route = route
+        self.specs = specs
 
     def command(self, w, step: int) -> float:
         if step == w["hold_step"]:
@@ -486,7 +488,9 @@ class WinchSchedule:
         return float(np.sum(sim.s0.tendon_guide_winch_paid.numpy().astype(np.float64)))
 
     def check(self, sim, step: int, paid_before: np.ndarray):
-        """A length winch applies its command, except that reeling in stops at the rest-length floor;
+        """A length winch applies its command, except that reeling in stops at the rest-length floor
+        or stalls (an inextensible span at the winch that no body can move, ``immovable``: nothing
+        gives it cable unless a frictional guide or a moving span of its run does, docs/cables.md);
         a non-finite command holds either kind of winch.
 
         The winch acts at the start of the step (docs/cables.md, Winches), so a reel-in that fell
@@ -517,6 +521,9 @@ class WinchSchedule:
             # Only a reel-in can fall short, by stopping at the floor between the old and the new command.
             assert cmd < after <= before + tol, f"step {step}: winch {g} paid {after}, commanded {cmd}"
             s = at_winch[0]
+            comp = sim.solver.tendon_segment_active_compliance.numpy()[s]
+            if comp == 0.0 and immovable(self.route, self.specs, (gl[s], gr[s])):
+                continue  # a stall: what the winch could not take went back onto the drum
             left = self.rest_before[s] + (after - before)  # the span's material once the winch acted
             assert left <= REST_LENGTH_FLOOR + FLOOR_ATOL, (
                 f"step {step}: winch {g} stopped at {after} (commanded {cmd}) with {left} m left in "
@@ -1146,7 +1153,7 @@ def run_cable_scene(device, solver, specs, route, plan=()):
     b.add_tendon(route)
     sim = Sim(b, solver, device)
     set_kinematic_twists(sim.s0, specs)
-    winches = WinchSchedule(plan, route, DT)
+    winches = WinchSchedule(plan, route, DT, specs)
     inextensible = all(g.compliance == 0.0 for g in route[1:])
     cable0 = None
     degenerate = False

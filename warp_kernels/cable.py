@@ -532,6 +532,50 @@ def share_rigid_run(
         add_material(hist, s, scale * dl)
 
 
+@wp.func
+def stall_length_winch(
+    t: int,
+    g: int,
+    s_w: int,
+    tm: TendonModel,
+    active: wp.array(dtype=wp.int32),
+    hist: TendonHistory,
+    work: TendonWork,
+    geo: TendonGeometry,
+):
+    """A length winch ``g`` (its span ``s_w``) that reeled in more than its cable can give stalls.
+
+    When the winch's span ends a pass in a rigid run (inextensible spans no body can move, e.g. a
+    world winch and a world pinhole) that is still stretched, nothing can give it cable: the load
+    behind a frictionless guide sits at its end stop (that span left the run, 3a), the cable beyond
+    a frictional guide has no room (3b), or the whole cable is fixed in the world. An inextensible
+    cable cannot be stretched, so the drum gives the stretch back: each member is made exactly taut
+    (its material set to its length) and the winch's pay-out ``hist.winch`` [m] grows by the total.
+    The material minus the pay-out is unchanged, and ``tendon_guide_winch_paid`` reports what the
+    cable accepted, so a later pay-out acts at once instead of first working off a hidden debt (the
+    winch kept reeling a stopped load in: 0.25 m of stretch that no pay-out short of it could ease)."""
+    if not is_winch(tm, g) or is_force_winch(tm, g) or active[g] == 0:
+        return
+    if work.run_skip[s_w] != 0:
+        return
+    first = work.run_first[s_w]
+    if work.run_flex[first] > RIGID_FLEX:
+        return
+    stretch, moved, tol = rigid_run_stretch(t, first, tm, active, hist.rest, work, geo)
+    if stretch <= tol:
+        return
+    given = float(0.0)
+    for h in range(tm.start[t] + 1, tm.start[t + 1]):
+        s = seg_index(t, h)
+        if active[h] == 0 or work.run_skip[s] != 0 or work.run_first[s] != first:
+            continue
+        dl = geo.length[s] - hist.rest[s]
+        if dl > 0.0:
+            add_material(hist, s, dl)
+            given = given + dl
+    hist.winch[g] = hist.winch[g] + given
+
+
 # ----------------------------------------------------------------------------------------------
 # History: baseline, seeding, start-of-step folding and dynamic routing
 
@@ -1460,6 +1504,11 @@ def relax_material(
                     fm = run_first[out_segment(t, run_end[fm], active)]
             if change <= settle_tol * scale:
                 break
+
+    # 4. A length winch whose rigid run is still stretched has reeled in cable nobody gives: it stalls.
+    stall_length_winch(t, g0, out_segment(t, g0, active), tm, active, hist, work, geo)
+    if g1 - 1 > g0:
+        stall_length_winch(t, g1 - 1, seg_index(t, g1 - 1), tm, active, hist, work, geo)
 
 
 @wp.func(inline=True)
