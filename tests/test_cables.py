@@ -1134,6 +1134,43 @@ def test_winch_stalls_against_a_stopped_load(device, solver, kind):
     assert z_stop - float(sim.q()[load, 2]) == pytest.approx(0.05, abs=1.0e-3)
 
 
+def test_force_winch_pulls_its_load_into_a_roller_and_it_stops(device, solver):
+    """A world force winch pulls 5 m g on a 1 kg load 3 cm below the tangent point of a world roller
+    (radius 0.1 m, mu 0.1): the load arrives at about 1.6 m/s and must stop at the roller
+    (docs/cables.md, End stops) whatever cable its span still holds: no cable is created (material
+    minus the drum's pay-out conserved to STOP_CABLE_RTOL), and the load stays within STOP_SLIDE of
+    the tangent point it arrived at. SolverVBD's soft rows let the span keep 1.6 mm of cable (above
+    the 1e-4 m stop length) as the load passed the tangent point; the tangent construction then
+    dragged it round the rim, and at step 37 the material wrap passed a full turn: +0.628 m = 2 pi r
+    of cable (the combination matrix's ``cable_force_winch``)."""
+    m = 1.0
+    b = nt.ModelBuilder()
+    load = b.add_body(xform=(0.1, 0.0, 1.97, 0.0, 0.0, 0.0, 1.0), mass=m, inertia=INERTIA)
+    b.add_tendon(
+        [
+            TendonGuide(body=-1, offset=(-0.5, 0.0, 2.1), winch=True, winch_force=True),
+            TendonGuide(
+                body=-1, guide_type=TendonGuideType.ROLLER, offset=(0.0, 0.0, 2.0), axis=(0.0, 1.0, 0.0), radius=0.1,
+                orientation=1, mu=0.1,
+            ),
+            TendonGuide(body=load),
+        ]
+    )
+    sim = CableSim(b, device, solver=solver)
+    control = sim.model.control()
+    control.tendon_guide_winch_force.assign(np.array([5.0 * m * G, 0.0, 0.0], dtype=np.float32))
+    cable0 = None
+    for k in range(120):
+        sim.solver.step(sim.s0, sim.s1, control, None, DT)
+        sim.s0, sim.s1 = sim.s1, sim.s0
+        assert np.all(np.isfinite(sim.q())) and np.all(np.isfinite(sim.tension())), k
+        cable = float(sim.solver.tendon_total_cable.numpy()[0]) - float(sim.s0.tendon_guide_winch_paid.numpy()[0])
+        cable0 = cable if cable0 is None else cable0
+        assert cable == pytest.approx(cable0, rel=STOP_CABLE_RTOL), k
+        if k >= 30:
+            assert np.linalg.norm(sim.q()[load, :3] - np.array([0.1, 0.0, 2.0])) < STOP_SLIDE, (k, sim.q()[load, :3])
+
+
 def capstan_into_guide(kind: str):
     """The demo's capstan machine, shortened: 2 kg and 1 kg on one cable over a world roller (radius
     0.1 m, wrap pi) or through a world pinhole; the light weight starts 0.3 m below the guide's

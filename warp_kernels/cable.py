@@ -353,6 +353,57 @@ def at_end_stop(rest: float):
 
 
 @wp.func
+def passed_material_point(c: wp.vec3, n: wp.vec3, o: float, m: wp.vec3, x: wp.vec3, leaving: bool):
+    """Whether the far point ``x`` of a span has reached or passed the span's material point ``m`` on
+    the rim of the roller (c, n, o), along the cable: the cable runs along the rim in the winding
+    direction ``t = o n x (m - c)``, so a span leaving the roller at m has its far point ahead,
+    ``(x - m).t > 0``, and a span arriving there has it behind, ``(m - x).t > 0``.
+
+    A far point on or beyond the tangent line at m has been pulled into the roller: the tangent
+    construction would let it wind its (absent) cable on and slide round the rim. It is an end stop
+    whatever material the span still holds (``span_at_stop``)."""
+    t = o * wp.cross(n, m - c)
+    if leaving:
+        return wp.dot(x - m, t) <= 0.0
+    return wp.dot(m - x, t) <= 0.0
+
+
+@wp.func
+def span_at_stop(
+    tm: TendonModel,
+    gl: int,
+    gr: int,
+    body_q: wp.array(dtype=wp.transform),
+    pl: wp.vec3,
+    pr: wp.vec3,
+    ml: wp.vec3,
+    mr: wp.vec3,
+    rest: float,
+):
+    """Whether the span gl -> gr (guide points ``pl``/``pr`` [m], world; material points ``ml``/``mr``,
+    body-local) is at its end stop: its material is at the stop length (``at_end_stop``), or the body
+    at its far end has reached a roller end's material point (``passed_material_point``).
+
+    The second case is the stop of a body that arrives fast: a force winch pulling a load into its
+    roller at 1.6 m/s on SolverVBD (whose rows let a span stretch within the step) brought the load
+    past the tangent point with 1.6 mm of cable left, above the 1e-4 m stop length, and the tangent
+    construction then dragged it round the rim until the material wrap passed a full turn (2 pi r of
+    cable created at step 37)."""
+    if at_end_stop(rest):
+        return True
+    xl, xr = stop_points(tm, gl, gr, body_q, pl, pr, ml, mr)
+    if is_roller(tm, gl):
+        c, n, r, o = roller_frame(tm, gl, body_q)
+        if passed_material_point(c, n, o, xl, xr, True):
+            return True
+    if is_roller(tm, gr):
+        c, n, r, o = roller_frame(tm, gr, body_q)
+        if passed_material_point(c, n, o, xr, xl, False):
+            return True
+    return False
+
+
+@wp.func
 def stop_points(
     tm: TendonModel,
     gl: int,
@@ -401,8 +452,10 @@ def span_length(
     ``ml`` (on gl's body) and ``mr`` (on gr's body); see the module docstring. A span at its end stop
     (``at_end_stop``) is straight between its material points instead (``stop_points``).
     """
-    if at_end_stop(rest):
-        xl, xr = stop_points(tm, gl, gr, body_q, guide_point(tm, gl, body_q), guide_point(tm, gr, body_q), ml, mr)
+    pl = guide_point(tm, gl, body_q)
+    pr = guide_point(tm, gr, body_q)
+    if span_at_stop(tm, gl, gr, body_q, pl, pr, ml, mr, rest):
+        xl, xr = stop_points(tm, gl, gr, body_q, pl, pr, ml, mr)
         return xl, xr, wp.length(xr - xl)
     # The material point on a right-hand roller is last step's tangent point: a close start.
     xl, xr = span_points_from(tm, gl, gr, body_q, to_world(tm, gr, body_q, mr), ROLLER_PAIR_WARM_ITERATIONS)
@@ -800,10 +853,12 @@ def begin_tendon_step(
             hist.residual[s] = hist_in.residual[s]
             ml[s] = hist_in.ml[s]
             mr[s] = hist_in.mr[s]
-            if active[g] == 0 or at_end_stop(rest[s]):
-                # A span at its end stop has no arc terms (``stop_points``): its material points stay.
+            if active[g] == 0:
                 continue
             gl = left_guide(g, active)
+            if span_at_stop(tm, gl, g, body_q, guide_point(tm, gl, body_q), guide_point(tm, g, body_q), ml[s], mr[s], rest[s]):
+                # A span at its end stop has no arc terms (``stop_points``): its material points stay.
+                continue
             # The arc terms of span_length alone (exactly 0 at point guides: no rounding noise is
             # folded into the compensated material).
             xl, xr = span_points_from(tm, gl, g, body_q, to_world(tm, g, body_q, mr[s]), ROLLER_PAIR_WARM_ITERATIONS)
@@ -1051,7 +1106,7 @@ def cached_span_length(
     rest: float,
 ):
     """``span_length`` with cached frames: (x_l, x_r, l)."""
-    if at_end_stop(rest):
+    if span_at_stop(tm, gl, gr, body_q, geo.point[gl], geo.point[gr], ml, mr, rest):
         xs, xt = stop_points(tm, gl, gr, body_q, geo.point[gl], geo.point[gr], ml, mr)
         return xs, xt, wp.length(xt - xs)
     xl, xr = cached_span_points(tm, geo, gl, gr, body_q, mr)
