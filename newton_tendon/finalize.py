@@ -11,7 +11,7 @@ from warp_kernels.collide import pair_contact_capacity
 
 from ._transmission_model import finalize_transmissions
 from ._float32 import first_overflow, overflows, range_message
-from .inertia import float32_mass_problem, inverse_mass_arrays, quat_to_matrix
+from .inertia import checked_inverse_mass_arrays, quat_to_matrix
 from .model import Model, tendon_model_struct
 from .tendon import AttributeFrequency
 
@@ -54,15 +54,9 @@ def _mass_properties(b):
             inertia[b.joint_child[j]] += b.joint_armature[qd_start] * np.outer(a, a)
         qd_start += ndof
     moving = (mass > 0.0) & ((flags & T.BODY_KINEMATIC) == 0)
-    inv_mass, inv_inertia = inverse_mass_arrays(mass, inertia, moving)  # inf 1/mass flagged below
     # The builder checked each body as it was added; armature and direct list edits are checked here,
-    # by the same rule (float32_mass_problem names what is wrong with the first failing body).
-    bad = overflows(mass) | overflows(inv_mass) | ~np.isfinite(inv_mass)
-    bad |= (overflows(inertia) | overflows(inv_inertia) | ~np.isfinite(inv_inertia)).reshape(n, 9).any(axis=1)
-    for i in np.nonzero(bad)[0]:
-        problem = float32_mass_problem(mass[i], inertia[i], bool(moving[i]))
-        if problem is not None:
-            raise ValueError(f"finalize: body '{b.body_label[i]}' (index {i}): {problem}")
+    # by the same rule.
+    inv_mass, inv_inertia = checked_inverse_mass_arrays("finalize", b.body_label, mass, inertia, moving)
     return mass, inertia, inv_mass, inv_inertia, moving
 
 
