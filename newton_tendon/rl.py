@@ -39,8 +39,8 @@ from warp_kernels.joints import eval_joint_coordinates as _eval_joint_coordinate
 from warp_kernels.types import BODY_KINEMATIC
 
 from ._transmission_model import TRANSMISSION_PROPERTY_ARRAYS
-from .inertia import checked_inverse_mass_arrays
 from .finalize import update_tendon_baseline
+from .inertia import checked_inverse_mass_arrays
 from .model import Model, ModelFlags, body_model_struct, joint_model_struct
 
 __all__ = [
