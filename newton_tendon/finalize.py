@@ -9,9 +9,9 @@ from warp_kernels import types as T
 from warp_kernels.cable import measure_baseline
 from warp_kernels.collide import pair_contact_capacity
 
+from ._float32 import overflows, range_message
 from ._transmission_model import finalize_transmissions
-from ._float32 import first_overflow, overflows, range_message
-from .inertia import float32_mass_problem, inverse_mass_arrays, quat_to_matrix
+from .inertia import checked_inverse_mass_arrays, quat_to_matrix
 from .model import Model, tendon_model_struct
 from .tendon import AttributeFrequency
 
@@ -54,15 +54,9 @@ def _mass_properties(b):
             inertia[b.joint_child[j]] += b.joint_armature[qd_start] * np.outer(a, a)
         qd_start += ndof
     moving = (mass > 0.0) & ((flags & T.BODY_KINEMATIC) == 0)
-    inv_mass, inv_inertia = inverse_mass_arrays(mass, inertia, moving)  # inf 1/mass flagged below
     # The builder checked each body as it was added; armature and direct list edits are checked here,
-    # by the same rule (float32_mass_problem names what is wrong with the first failing body).
-    bad = overflows(mass) | overflows(inv_mass) | ~np.isfinite(inv_mass)
-    bad |= (overflows(inertia) | overflows(inv_inertia) | ~np.isfinite(inv_inertia)).reshape(n, 9).any(axis=1)
-    for i in np.nonzero(bad)[0]:
-        problem = float32_mass_problem(mass[i], inertia[i], bool(moving[i]))
-        if problem is not None:
-            raise ValueError(f"finalize: body '{b.body_label[i]}' (index {i}): {problem}")
+    # by the same rule.
+    inv_mass, inv_inertia = checked_inverse_mass_arrays("finalize", b.body_label, mass, inertia, moving)
     return mass, inertia, inv_mass, inv_inertia, moving
 
 
@@ -140,62 +134,112 @@ def check_float32_range(b):
                 raise ValueError(f"finalize: {_entity(b, attr, i, len(value))}: {range_message(field, v)}")
 
 
+def _capacity_table() -> np.ndarray:
+    """``pair_contact_capacity`` as a table indexed [type_a, type_b] (type_a <= type_b)."""
+    n = max(T.SHAPE_TYPE_NAMES) + 1
+    return np.array([[pair_contact_capacity(a, c) for c in range(n)] for a in range(n)], dtype=np.int64)
+
+
+_CAPACITY_TABLE = _capacity_table()
+
+
+def _pair_keys(lo: np.ndarray, hi: np.ndarray, n: int) -> np.ndarray:
+    """One int64 key per unordered index pair (lo <= hi < n)."""
+    return lo.astype(np.int64) * n + hi.astype(np.int64)
+
+
+def _in_pair_set(a: np.ndarray, c: np.ndarray, pairs: set, n: int) -> np.ndarray:
+    """Mask of the index pairs (a, c), either order, that ``pairs`` holds as (min, max) tuples."""
+    if not pairs or a.size == 0:
+        return np.zeros(a.size, dtype=bool)
+    listed = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+    return np.isin(_pair_keys(np.minimum(a, c), np.maximum(a, c), n), _pair_keys(listed[:, 0], listed[:, 1], n))
+
+
+def _candidate_pairs(shape_world: np.ndarray, collides: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of colliding shapes that share a world or where one is shared (world -1), as two index
+    arrays, in a fixed order: the shared shapes' pairs (i < j), then per world in order of its first
+    shape, for each of its shapes ``a`` in index order the pairs (shared shape, a), then (a, later shape
+    of the world). The count is quadratic in the shapes of one world (every pair gets contact slots);
+    the work per pair is a few vectorised operations."""
+    shapes = np.nonzero(collides)[0]
+    world = shape_world[shapes]
+    shared = shapes[world == -1]
+    own = shapes[world != -1]
+    own_world = world[world != -1]
+    k = shared.size
+    iu, ju = np.triu_indices(k, 1)
+    first_a, first_c = [shared[iu]], [shared[ju]]
+    if own.size:
+        # Worlds ranked by their first shape; shapes of one world contiguous, in index order.
+        ids, first, inverse = np.unique(own_world, return_index=True, return_inverse=True)
+        rank = np.empty(ids.size, dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(ids.size)
+        order = np.argsort(rank[inverse], kind="stable")
+        ordered = own[order]
+        group = rank[inverse][order]
+        size = np.bincount(group)
+        group_start = np.concatenate([[0], np.cumsum(size)])[:-1]
+        pos = np.arange(ordered.size, dtype=np.int64)
+        later = group_start[group] + size[group] - 1 - pos  # shapes after this one in its world
+        length = k + later
+        block = np.repeat(pos, length)
+        offset = np.arange(block.size, dtype=np.int64) - np.repeat(np.cumsum(length) - length, length)
+        with_shared = offset < k
+        a = np.where(with_shared, shared[np.minimum(offset, max(k - 1, 0))] if k else 0, ordered[block])
+        c = np.where(with_shared, ordered[block], ordered[np.minimum(block + 1 + offset - k, ordered.size - 1)])
+        first_a.append(a)
+        first_c.append(c)
+    return np.concatenate(first_a).astype(np.int64), np.concatenate(first_c).astype(np.int64)
+
+
 def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool = True) -> np.ndarray:
-    """All shape pairs that may touch: same or shared world, at least one moving body, not filtered.
+    """All shape pairs that may touch: same or shared world, at least one moving body, not filtered
+    (collision group, shape and body filter pairs), each ordered by shape type (``type_a <= type_b``).
 
     ``strict``: raise for a pair whose shape types have no contact routine (finalize); otherwise
     keep it (colouring only needs to know that the bodies may touch)."""
-    shape_body = b.shape_body
-    by_world: dict[int, list[int]] = {}
-    for s in range(b.shape_count):
-        if b.shape_has_collision[s]:
-            by_world.setdefault(int(shape_world[s]), []).append(s)
-    shared = by_world.pop(-1, [])
+    ns = b.shape_count
+    collides = np.asarray(b.shape_has_collision, dtype=bool).reshape(ns)
+    a, c = _candidate_pairs(np.asarray(shape_world, dtype=np.int64).reshape(ns), collides)
+    shape_body = np.asarray(b.shape_body, dtype=np.int64).reshape(ns)
+    group = np.asarray(b.shape_collision_group, dtype=np.int64).reshape(ns)
+    body_moving = np.asarray(moving, dtype=bool).reshape(-1)
+    shape_moving = np.zeros(ns, dtype=bool)
+    on_body = shape_body >= 0
+    shape_moving[on_body] = body_moving[shape_body[on_body]]
+    ba, bc = shape_body[a], shape_body[c]
+    keep = (ba != bc) & (shape_moving[a] | shape_moving[c])
+    keep &= ~((group[a] != 0) & (group[a] == group[c]))
+    a, c, ba, bc = a[keep], c[keep], ba[keep], bc[keep]
+    keep = ~_in_pair_set(a, c, b.shape_filter_pairs, ns)
+    both = (ba >= 0) & (bc >= 0)
+    keep[both] &= ~_in_pair_set(ba[both], bc[both], b.body_filter_pairs, max(b.body_count, 1))
+    a, c = a[keep], c[keep]
+    kind = np.asarray(b.shape_type, dtype=np.int64).reshape(ns)
+    swap = kind[a] > kind[c]
+    a, c = np.where(swap, c, a), np.where(swap, a, c)
+    ta, tc = kind[a], kind[c]
+    unsupported = _CAPACITY_TABLE[ta, tc] == 0
+    plane_pair = unsupported & (ta == T.SHAPE_PLANE) & (tc == T.SHAPE_PLANE)
+    if strict and (unsupported & ~plane_pair).any():
+        i = int(np.argmax(unsupported & ~plane_pair))
+        sa, sc, na, nc = int(a[i]), int(c[i]), T.SHAPE_TYPE_NAMES[int(ta[i])], T.SHAPE_TYPE_NAMES[int(tc[i])]
+        raise ValueError(
+            f"finalize: shapes '{b.shape_label[sa]}' ({na}) and '{b.shape_label[sc]}' ({nc}) may collide, but "
+            f"{na}-{nc} contact is not supported; set has_collision=False on one, give both the same nonzero "
+            "collision_group, or add_shape_collision_filter_pair"
+        )
+    keep = ~plane_pair
+    return np.stack([a[keep], c[keep]], axis=1).astype(np.int32).reshape(-1, 2)
 
-    def is_moving(s):
-        body = shape_body[s]
-        return body >= 0 and bool(moving[body])
 
-    pairs: list[tuple[int, int]] = []
-
-    def consider(a: int, c: int):
-        ba, bc = shape_body[a], shape_body[c]
-        if ba == bc or not (is_moving(a) or is_moving(c)):
-            return
-        ga, gc = b.shape_collision_group[a], b.shape_collision_group[c]
-        if ga != 0 and ga == gc:
-            return
-        if (min(a, c), max(a, c)) in b.shape_filter_pairs:
-            return
-        if ba >= 0 and bc >= 0 and (min(ba, bc), max(ba, bc)) in b.body_filter_pairs:
-            return
-        ta, tc = b.shape_type[a], b.shape_type[c]
-        if ta > tc:
-            a, c, ta, tc = c, a, tc, ta
-        if pair_contact_capacity(ta, tc) == 0:
-            if ta == T.SHAPE_PLANE and tc == T.SHAPE_PLANE:
-                return
-            if not strict:
-                pairs.append((a, c))
-                return
-            raise ValueError(
-                f"finalize: shapes '{b.shape_label[a]}' ({T.SHAPE_TYPE_NAMES[ta]}) and '{b.shape_label[c]}' "
-                f"({T.SHAPE_TYPE_NAMES[tc]}) may collide, but {T.SHAPE_TYPE_NAMES[ta]}-{T.SHAPE_TYPE_NAMES[tc]} "
-                "contact is not supported; set has_collision=False on one, give both the same nonzero "
-                "collision_group, or add_shape_collision_filter_pair"
-            )
-        pairs.append((a, c))
-
-    for i, a in enumerate(shared):
-        for c in shared[i + 1 :]:
-            consider(a, c)
-    for shapes in by_world.values():
-        for i, a in enumerate(shapes):
-            for c in shared:
-                consider(c, a)
-            for c in shapes[i + 1 :]:
-                consider(a, c)
-    return np.asarray(pairs, dtype=np.int32).reshape(-1, 2)
+def pair_capacities(b, pairs: np.ndarray) -> np.ndarray:
+    """Contact slots of each shape pair (``pair_contact_capacity``), int64 [len(pairs)]."""
+    if len(pairs) == 0:
+        return np.zeros(0, dtype=np.int64)
+    kind = np.asarray(b.shape_type, dtype=np.int64)
+    return _CAPACITY_TABLE[kind[pairs[:, 0]], kind[pairs[:, 1]]]
 
 
 def contact_body_pairs(b) -> list[tuple[int, int]]:
@@ -209,7 +253,8 @@ def contact_body_pairs(b) -> list[tuple[int, int]]:
     moving = (mass > 0.0) & ((flags & T.BODY_KINEMATIC) == 0)
     pairs = _contact_pairs(b, shape_world, moving, strict=False)
     bodies = shape_body[pairs] if len(pairs) else np.zeros((0, 2), dtype=np.int64)
-    return [(int(a), int(c)) for a, c in bodies if a >= 0 and c >= 0 and a != c]
+    keep = (bodies[:, 0] >= 0) & (bodies[:, 1] >= 0) & (bodies[:, 0] != bodies[:, 1])
+    return [tuple(p) for p in bodies[keep].tolist()]
 
 
 def transmission_body_groups(b) -> list[list[int]]:
@@ -295,7 +340,7 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     check_float32_range(b)
     mass, inertia, inv_mass, inv_inertia, moving = _mass_properties(b)
     pairs = _contact_pairs(b, shape_world, moving)
-    caps = np.array([pair_contact_capacity(b.shape_type[a], b.shape_type[c]) for a, c in pairs], dtype=np.int64)
+    caps = pair_capacities(b, pairs)
     contact_pair = np.repeat(np.arange(len(pairs), dtype=np.int32), caps)
     pair_first = np.concatenate([[0], np.cumsum(caps)])[:-1] if len(caps) else np.zeros(0, dtype=np.int64)
     contact_sub = (np.arange(contact_pair.size) - np.repeat(pair_first, caps)).astype(np.int32)

@@ -148,6 +148,27 @@ def float32_mass_problem(mass: float, inertia, moving: bool) -> str | None:
     return None
 
 
+def checked_inverse_mass_arrays(owner: str, labels, mass, inertia, moving):
+    """``inverse_mass_arrays`` under the float32 rule of ``float32_mass_problem``: raise ValueError
+    ``owner: body 'label' (index i): why`` for the first body whose mass, inertia or their inverses do
+    not fit the float32 model arrays. ``finalize`` and ``notify_model_changed(BODY_PROPERTIES)`` share
+    it, so an in-place edit meets the rule the builder applied. Returns (inv_mass [n], inv_inertia
+    [n, 3, 3]) in float64; nothing is written anywhere."""
+    mass = np.asarray(mass, dtype=np.float64)
+    inertia = np.asarray(inertia, dtype=np.float64)
+    moving = np.asarray(moving, dtype=bool)
+    n = mass.shape[0]
+    inv_mass, inv_inertia = inverse_mass_arrays(mass, inertia, moving)  # inf 1/mass flagged below
+    # A vectorised screen; float32_mass_problem then names what is wrong with a flagged body.
+    bad = overflows(mass) | overflows(inv_mass) | ~np.isfinite(inv_mass)
+    bad |= (overflows(inertia) | overflows(inv_inertia) | ~np.isfinite(inv_inertia)).reshape(n, 9).any(axis=1)
+    for i in np.nonzero(bad)[0]:
+        problem = float32_mass_problem(mass[i], inertia[i], bool(moving[i]))
+        if problem is not None:
+            raise ValueError(f"{owner}: body '{labels[i]}' (index {i}): {problem}")
+    return inv_mass, inv_inertia
+
+
 INERTIA_TRIANGLE_RTOL = 1.0e-6
 """Slack on the triangle inequality, relative to the trace: a few float32 ulps, since inertias
 authored in float32 (USD ``float3``) and stored in float32 (the Model) round a valid boundary case

@@ -39,8 +39,8 @@ from warp_kernels.joints import eval_joint_coordinates as _eval_joint_coordinate
 from warp_kernels.types import BODY_KINEMATIC
 
 from ._transmission_model import TRANSMISSION_PROPERTY_ARRAYS
-from .inertia import inverse_mass_arrays
 from .finalize import update_tendon_baseline
+from .inertia import checked_inverse_mass_arrays
 from .model import Model, ModelFlags, body_model_struct, joint_model_struct
 
 __all__ = [
@@ -740,13 +740,17 @@ def set_per_world(
                 "can change (the contact pairs were chosen for the finalized motion types)"
             )
 
+    inverse = None
+    if p.flag == ModelFlags.BODY_PROPERTIES and idx.size:
+        inverse = _new_inverse_mass(where, model, name, idx, v32)
+
     # Everything checked: write.
     if idx.size:
         width = int(np.prod(p.shape)) if p.shape else 1
         index = wp.array(idx.astype(np.int32), dtype=wp.int32, device=model.device)
         _scatter(index, width, v32, arr)
-        if p.flag == ModelFlags.BODY_PROPERTIES:
-            _refresh_inverse_mass(model, np.unique(idx))
+        if inverse is not None:
+            _write_inverse_mass(model, *inverse)
         if name == "tendon_segment_rest_length":
             update_tendon_baseline(model)
     solvers = [] if solver is None else list(solver) if isinstance(solver, (list, tuple)) else [solver]
@@ -756,12 +760,23 @@ def set_per_world(
     return p.flag
 
 
-def _refresh_inverse_mass(model: Model, bodies: np.ndarray):
-    """Inverse mass and inertia of ``bodies`` from the float32 model arrays (the solvers' formula)."""
-    mass = model.body_mass.numpy()[bodies].astype(np.float64)
-    inertia = model.body_inertia.numpy()[bodies].astype(np.float64)
-    moving = (mass > 0.0) & ((model.body_flags.numpy()[bodies] & BODY_KINEMATIC) == 0)
-    inv_mass, inv_inertia = inverse_mass_arrays(mass, inertia, moving)
+def _new_inverse_mass(where: str, model: Model, name: str, idx: np.ndarray, v32: np.ndarray):
+    """Inverse masses and inertias of the bodies ``idx`` once ``name`` holds ``v32`` there, from the
+    float32 values the model will store, by finalize's rules (``checked_inverse_mass_arrays`` raises
+    naming the body before anything is written); returns (bodies, inv_mass, inv_inertia)."""
+    mass = model.body_mass.numpy().astype(np.float64)
+    inertia = model.body_inertia.numpy().astype(np.float64)
+    if name == "body_mass":
+        mass[idx] = v32.reshape(-1)
+    elif name == "body_inertia":
+        inertia[idx] = v32.reshape(-1, 3, 3)
+    moving = (mass > 0.0) & ((model.body_flags.numpy() & BODY_KINEMATIC) == 0)
+    inv_mass, inv_inertia = checked_inverse_mass_arrays(where, model.body_label, mass, inertia, moving)
+    bodies = np.unique(idx)
+    return bodies, inv_mass[bodies], inv_inertia[bodies]
+
+
+def _write_inverse_mass(model: Model, bodies: np.ndarray, inv_mass: np.ndarray, inv_inertia: np.ndarray):
     index = wp.array(bodies.astype(np.int32), dtype=wp.int32, device=model.device)
     _scatter(index, 1, inv_mass, model.body_inv_mass)
     _scatter(index, 9, inv_inertia, model.body_inv_inertia)

@@ -1517,6 +1517,183 @@ def test_body_slot_csr_lists_joint_and_contact_slots(device):
     assert start[4] == start[5]
 
 
+def reference_contact_pairs(b, shape_world, moving, strict=True) -> np.ndarray:
+    """The pair enumeration finalize used until the vectorised one (2c32aed), kept as the oracle: a Python loop
+    over every two colliding shapes of one world, or of a world and the shared world -1."""
+    shape_body = b.shape_body
+    by_world: dict[int, list[int]] = {}
+    for s in range(b.shape_count):
+        if b.shape_has_collision[s]:
+            by_world.setdefault(int(shape_world[s]), []).append(s)
+    shared = by_world.pop(-1, [])
+    pairs: list[tuple[int, int]] = []
+
+    def consider(a: int, c: int):
+        ba, bc = shape_body[a], shape_body[c]
+        if ba == bc or not ((ba >= 0 and moving[ba]) or (bc >= 0 and moving[bc])):
+            return
+        ga, gc = b.shape_collision_group[a], b.shape_collision_group[c]
+        if ga != 0 and ga == gc:
+            return
+        if (min(a, c), max(a, c)) in b.shape_filter_pairs:
+            return
+        if ba >= 0 and bc >= 0 and (min(ba, bc), max(ba, bc)) in b.body_filter_pairs:
+            return
+        ta, tc = b.shape_type[a], b.shape_type[c]
+        if ta > tc:
+            a, c, ta, tc = c, a, tc, ta
+        if pair_contact_capacity(ta, tc) == 0:
+            if ta == PLANE and tc == PLANE:
+                return
+            if strict:
+                raise ValueError(f"unsupported {a} {c}")
+        pairs.append((a, c))
+
+    for i, a in enumerate(shared):
+        for c in shared[i + 1 :]:
+            consider(a, c)
+    for shapes in by_world.values():
+        for i, a in enumerate(shapes):
+            for c in shared:
+                consider(c, a)
+            for c in shapes[i + 1 :]:
+                consider(a, c)
+    return np.asarray(pairs, dtype=np.int32).reshape(-1, 2)
+
+
+def random_pair_scene(seed: int, cylinders: bool) -> ModelBuilder:
+    """Worlds of random bodies (moving, kinematic, static) with 0-3 shapes each of random type, collision group and
+    has_collision, hinges (parent filters), shape and body filter pairs, static shapes per world and in world -1;
+    then shapes added to earlier worlds, so a world's shapes are not contiguous, and (half the seeds) world 0's shapes
+    come after every other world's.
+    Without ``cylinders`` every pair has a contact routine."""
+    rng = np.random.default_rng(seed)
+    types = [SPHERE, CAPSULE, BOX] + ([CYLINDER] if cylinders else [])
+    adders = {
+        SPHERE: "add_shape_sphere",
+        CAPSULE: "add_shape_capsule",
+        BOX: "add_shape_box",
+        CYLINDER: "add_shape_cylinder",
+    }
+
+    def shape(tb, body):
+        getattr(tb, adders[int(rng.choice(types))])(
+            body, collision_group=int(rng.choice([0, 0, 0, 1, 2])), has_collision=bool(rng.random() < 0.9)
+        )
+
+    def world():
+        tb = ModelBuilder()
+        nb = int(rng.integers(0, 6))
+        for i in range(nb):
+            kind = rng.choice(["moving", "moving", "kinematic", "static"])
+            tb.add_body(
+                xform=(float(i), 0.0, 1.0, 0.0, 0.0, 0.0, 1.0),
+                mass=0.0 if kind == "static" else 1.0,
+                inertia=np.eye(3),
+                is_kinematic=bool(kind == "kinematic"),
+            )
+            for _ in range(int(rng.integers(0, 4))):
+                shape(tb, i)
+            if i and rng.random() < 0.3:
+                tb.add_joint_revolute(i - 1, i, collision_filter_parent=bool(rng.random() < 0.7))
+        if rng.random() < 0.5:
+            tb.add_shape_box(-1)  # static geometry of this world
+        if tb.shape_count >= 2 and rng.random() < 0.5:
+            a, c = rng.choice(tb.shape_count, 2, replace=False)
+            tb.add_shape_collision_filter_pair(int(a), int(c))
+        return tb
+
+    b = ModelBuilder()
+    b.add_ground_plane()
+    b.add_shape_sphere(-1, xform=(3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0))  # shared static sphere
+    late_first = seed % 4 < 2  # world 0 gets its shapes last: worlds are not met in index order
+    if late_first:
+        b.add_world(ModelBuilder())
+    worlds = int(rng.integers(1, 7)) + int(late_first)
+    for _ in range(worlds - int(late_first)):
+        b.add_world(world())
+    for _ in range(int(rng.integers(0, 3))):
+        b.add_builder(world(), world=int(rng.integers(0, worlds)))
+    if late_first:
+        b.add_builder(world(), world=0)
+    if b.body_count >= 2:
+        for _ in range(2):
+            p, c = rng.choice(b.body_count, 2, replace=False)
+            b.body_filter_pairs.add((int(min(p, c)), int(max(p, c))))
+    return b
+
+
+def _pair_inputs(b):
+    from newton_tendon import finalize as fin
+
+    _, _, shape_world, _ = fin._resolve_worlds(b)
+    _, _, _, _, moving = fin._mass_properties(b)
+    return fin, shape_world, moving
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_contact_pairs_match_the_reference_enumeration(seed):
+    """The vectorised pair enumeration gives the reference loop's pair array exactly (same pairs, same order, same
+    type ordering), on random multi-world scenes with every filter; with ``strict`` (finalize) both accept the
+    same scenes (a cylinder facing a non-plane shape raises), and without it (colouring) both keep such pairs."""
+    b = random_pair_scene(seed, cylinders=seed % 2 == 1)
+    fin, shape_world, moving = _pair_inputs(b)
+    np.testing.assert_array_equal(
+        fin._contact_pairs(b, shape_world, moving, strict=False), reference_contact_pairs(b, shape_world, moving, False)
+    )
+    try:
+        expected = reference_contact_pairs(b, shape_world, moving)
+    except ValueError:
+        with pytest.raises(ValueError, match="contact is not supported"):
+            fin._contact_pairs(b, shape_world, moving)
+        return
+    got = fin._contact_pairs(b, shape_world, moving)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("scene", ["empty", "no-collision", "shared-only", "single-world-no-shared"])
+def test_contact_pairs_match_the_reference_on_edge_scenes(scene):
+    """Edge cases of the enumeration: no shapes, no colliding shapes, only world -1 shapes with a moving body in it
+    (a builder without worlds), and one world without shared shapes."""
+    b = ModelBuilder()
+    if scene == "no-collision":
+        dynamic_body(b)
+        b.add_shape_sphere(0, has_collision=False)
+        b.add_ground_plane()
+        b.shape_has_collision[-1] = False
+    elif scene == "shared-only":
+        b.add_ground_plane()
+        for i in range(3):
+            dynamic_body(b, (float(i), 0.0, 1.0))
+            b.add_shape_box(i)
+    elif scene == "single-world-no-shared":
+        tb = ModelBuilder()
+        for i in range(4):
+            dynamic_body(tb, (float(i), 0.0, 1.0))
+            tb.add_shape_capsule(i)
+        b.add_world(tb)
+    fin, shape_world, moving = _pair_inputs(b)
+    got = fin._contact_pairs(b, shape_world, moving)
+    expected = reference_contact_pairs(b, shape_world, moving)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_unsupported_pair_error_names_the_first_pair():
+    """The error for a pair without a contact routine names the first such pair in enumeration order (the shapes'
+    labels and types), as the loop did."""
+    b = ModelBuilder()
+    dynamic_body(b)
+    b.add_shape_sphere(0, label="ball")
+    dynamic_body(b, (1.0, 0.0, 0.0))
+    b.add_shape_cylinder(1, label="can")
+    b.add_shape_cylinder(1, label="can2")
+    fin, shape_world, moving = _pair_inputs(b)
+    with pytest.raises(ValueError, match=r"shapes 'ball' \(sphere\) and 'can' \(cylinder\) may collide"):
+        fin._contact_pairs(b, shape_world, moving)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Colouring
 # ---------------------------------------------------------------------------------------------------------------

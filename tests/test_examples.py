@@ -182,3 +182,17 @@ def test_bench_transmission_rows():
         (s, v) for s in ("suspended", "pulley", "coupled", "fixed") for v in ("xpbd", "vbd")
     ]
     assert all(r["finite"] and r["world_steps_per_s"] > 0 for r in rows)
+
+
+def test_bench_finalize_rows():
+    """bench_finalize builds both scenes; their pair counts are the closed forms: 4 bodies per world give
+    C(4, 2) + 4 (with the ground) = 10 pairs per world, and n spheres in one world C(n, 2) + n."""
+    bench = _load_benchmark("bench_finalize")
+    rows = bench.main(["--bodies", "8,12"])
+    assert [(r["scene"], r["bodies"], r["pairs"]) for r in rows] == [
+        ("replicated", 8, 20),
+        ("replicated", 12, 30),
+        ("one_world", 8, 28 + 8),
+        ("one_world", 12, 66 + 12),
+    ]
+    assert all(r["finalize_s"] > 0.0 and r["pairs_s"] >= 0.0 for r in rows)

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+import warp as wp
 
-from newton_tendon import ModelBuilder
+from newton_tendon import ModelBuilder, ModelFlags
 from newton_tendon.tendon import AttributeFrequency, CustomAttribute, TendonGuide, TendonGuideType
 from newton_tendon.transmission import TendonPulley, TendonSite, TendonWrap
 
@@ -883,3 +884,132 @@ def test_float32_edge_values_are_accepted():
     m = b.finalize()
     for name in ("body_q", "body_mass", "body_inv_mass", "body_inv_inertia", "gravity"):
         assert np.all(np.isfinite(getattr(m, name).numpy())), name
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# float32 range of in-place body edits: notify_model_changed(BODY_PROPERTIES) and rl.set_per_world apply finalize's
+# rule (newton_tendon.inertia.checked_inverse_mass_arrays). On 2c32aed a mass of 1e-40 kg or an inertia of 1e-44
+# kg m^2 written into the model gave body_inv_mass/body_inv_inertia = inf and NaN after one step.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def model_arrays(model) -> dict:
+    return {k: v.numpy().copy() for k, v in vars(model).items() if isinstance(v, wp.array)}
+
+
+def model_changes(before: dict, model) -> list[str]:
+    after = model_arrays(model)
+    return [k for k in before if not np.array_equal(before[k], after[k], equal_nan=True)]
+
+
+TINY_BODY_EDITS = {
+    # float32 keeps 1e-40 as a subnormal (9.99995e-41); its inverse 1e40 exceeds float32 max 3.4e38.
+    "mass-1e-40": ("body_mass", 1e-40, r"mass .* too small for float32"),
+    # 1e-44 rounds to the subnormal 9.8e-45; the inverse 1e44 overflows.
+    "inertia-1e-44": ("body_inertia", np.eye(3) * 1e-44, r"inertia is too small for float32"),
+}
+
+
+@pytest.mark.parametrize("case", list(TINY_BODY_EDITS), ids=list(TINY_BODY_EDITS))
+def test_notify_rejects_body_edit_outside_float32(solver, case):
+    """``notify_model_changed(BODY_PROPERTIES)`` rejects an edited mass or inertia whose inverse overflows float32,
+    by the rule ``finalize`` applies: ValueError naming the solver, the body and the rule, and no model array
+    changes (the inverse arrays keep the last accepted values); the solver still steps to a finite state."""
+    key, value, rule = TINY_BODY_EDITS[case]
+    model, sim = run_scene(solver)
+    arr = getattr(model, key).numpy()
+    arr[1] = value
+    getattr(model, key).assign(arr)
+    before = model_arrays(model)
+    with pytest.raises(ValueError, match=rf"{type(sim).__name__}\.notify_model_changed: body 'f' \(index 1\): {rule}"):
+        sim.notify_model_changed(ModelFlags.BODY_PROPERTIES)
+    assert model_changes(before, model) == []
+    assert model.body_inv_mass.numpy()[1] == 1.0
+    s0, s1 = model.state(), model.state()
+    sim.step(s0, s1, model.control(), None, RUN_DT)
+    assert np.all(np.isfinite(s1.body_q.numpy())) and np.all(np.isfinite(s1.body_qd.numpy()))
+
+
+def test_notify_checks_every_flag_before_writing(solver):
+    """With several flags, every group is validated before any derived array is written: a valid mass edit
+    together with an invalid transmission edit (a negative stiffness) raises and leaves ``body_inv_mass`` as it
+    was, and a NaN spring endpoint (which notify would restore to the reference length) stays NaN."""
+    b = ModelBuilder(gravity=0.0)
+    body = b.add_body(xform=(1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3) * 0.1, label="f")
+    b.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=body)], stiffness=10.0, label="sp")
+    if solver == "vbd":
+        b.color()
+    model = b.finalize()
+    sim = SOLVERS[solver](model)
+    model.body_mass.fill_(2.0)
+    model.transmission_spring_lower.fill_(NAN)
+    model.transmission_stiffness.fill_(-1.0)
+    before = model_arrays(model)
+    with pytest.raises(ValueError, match=r"transmission_stiffness\[0\]"):
+        sim.notify_model_changed(ModelFlags.BODY_PROPERTIES | ModelFlags.TRANSMISSION_PROPERTIES)
+    assert model_changes(before, model) == []
+    model.transmission_stiffness.fill_(10.0)
+    sim.notify_model_changed(ModelFlags.BODY_PROPERTIES | ModelFlags.TRANSMISSION_PROPERTIES)
+    assert model.body_inv_mass.numpy()[0] == np.float32(0.5)
+    assert model.transmission_spring_lower.numpy()[0] == model.transmission_reference_length.numpy()[0]
+
+
+def _f32(x) -> np.ndarray:
+    """``x`` rounded to float32 and back: a value the model stores exactly."""
+    return np.asarray(x, dtype=np.float32).astype(np.float64)
+
+
+def test_notify_body_edit_gives_finalize_inverses(solver):
+    """A valid in-place edit gives bitwise the inverse arrays that ``finalize`` computes for a builder holding the
+    same (float32) values: a rotated full inertia, a rod below the invertibility ratio (zero inverse inertia), the
+    smallest mass whose inverse fits float32 (3e-39 kg), a body made static by mass 0, and an untouched kinematic
+    body (zero inverses)."""
+    rng = np.random.default_rng(3)
+    q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    full = _f32(q @ np.diag([0.2, 0.3, 0.4]) @ q.T)
+    full = 0.5 * (full + full.T)  # float32 rounding of q D q^T need not be exactly symmetric
+    rod = _f32(np.diag([1.0, 1.0, 1e-14]))  # 1e-14 < INVERTIBLE_RATIO * 1: the rod does not rotate
+    edits = [(float(_f32(2.7)), full), (float(_f32(0.3)), rod), (float(_f32(3e-39)), np.eye(3)), (0.0, np.eye(3) * 0.1)]
+
+    def build(values):
+        b = ModelBuilder(gravity=0.0)
+        for i, (m, inertia) in enumerate(values):
+            b.add_body(xform=(float(i), 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=m, inertia=inertia, label=f"b{i}")
+        b.add_body(xform=(9.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3), is_kinematic=True)
+        if solver == "vbd":
+            b.color()
+        return b.finalize()
+
+    model = build([(1.0, np.eye(3) * 0.1)] * len(edits))
+    sim = SOLVERS[solver](model)
+    mass = model.body_mass.numpy()
+    inertia = model.body_inertia.numpy()
+    for i, (m, ii) in enumerate(edits):
+        mass[i], inertia[i] = m, ii
+    model.body_mass.assign(mass)
+    model.body_inertia.assign(inertia)
+    sim.notify_model_changed(ModelFlags.BODY_PROPERTIES)
+    reference = build(edits)
+    for key in ("body_inv_mass", "body_inv_inertia"):
+        np.testing.assert_array_equal(getattr(model, key).numpy(), getattr(reference, key).numpy(), err_msg=key)
+    inv_i = model.body_inv_inertia.numpy()
+    assert np.all(inv_i[1] == 0.0) and model.body_inv_mass.numpy()[3] == 0.0 and model.body_inv_mass.numpy()[4] == 0.0
+
+
+@pytest.mark.parametrize("case", list(TINY_BODY_EDITS), ids=list(TINY_BODY_EDITS))
+def test_set_per_world_rejects_body_values_outside_float32(case):
+    """``rl.set_per_world`` writes body_mass/body_inertia and their inverses itself; it applies the same float32
+    rule before writing: ValueError naming the body, and no model array changes."""
+    from newton_tendon.rl import set_per_world
+
+    key, value, rule = TINY_BODY_EDITS[case]
+    tpl = ModelBuilder(gravity=0.0)
+    tpl.add_body(mass=1.0, inertia=np.eye(3) * 0.1, label="f")
+    b = ModelBuilder(gravity=0.0)
+    b.replicate(tpl, 2)
+    model = b.finalize()
+    values = np.broadcast_to(np.asarray(value, dtype=np.float64), (1, 1, *np.shape(value)))
+    before = model_arrays(model)
+    with pytest.raises(ValueError, match=rf"set_per_world\('{key}'\): body 'world_1/f' \(index 1\): {rule}"):
+        set_per_world(model, key, values, worlds=[1])
+    assert model_changes(before, model) == []

@@ -470,6 +470,37 @@ def test_disabled_tendon_reports_zero_and_keeps_activation(device, solver):
     assert sim.s0.transmission_activation.numpy()[0] == pytest.approx(expect, rel=1e-6)
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")], ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize("tau", [0.0, 0.1])
+def test_non_finite_drive_command_holds_activation(device, solver, tau, bad):
+    """A non-finite ``Control.transmission_drive_force`` is ignored for its step (docs/robustness.md,
+    "Run-time input"): the activation holds a_n, so the drive acts with a_n that step, and the next
+    finite command continues the exact update a_{n+1} = u + (a_n - u) exp(-h/tau) from it. Before the
+    guard a NaN entered the filter state and stayed NaN for good (tau > 0)."""
+    b = nt.ModelBuilder(gravity=0.0)
+    body = point_mass(b, (1.0, 0.0, 0.0), mass=1.0e6)  # heavy: the geometry barely moves
+    b.add_spatial_tendon([TendonSite(body=-1), TendonSite(body=body)], activation_time=tau, drive_force=0.0)
+    sim = TxSim(b, device, solver=solver)
+    h, u = 1.0e-3, -3.0
+    sim.control.transmission_drive_force.fill_(u)
+    sim.step(5, dt=h)
+    held = sim.s0.transmission_activation.numpy()[0]
+    assert held < 0.0
+    sim.control.transmission_drive_force.fill_(bad)
+    sim.step(1, dt=h)
+    # Held bitwise: the kernel copies a_n when the command is not finite.
+    assert sim.s0.transmission_activation.numpy()[0] == held
+    assert sim.get("actuation_force")[0] == pytest.approx(held, rel=2e-6)
+    for arr in (sim.s0.body_q, sim.s0.body_qd, sim.s0.transmission_activation, sim.s0.transmission_row_impulse):
+        assert np.all(np.isfinite(arr.numpy()))
+    sim.control.transmission_drive_force.fill_(u)
+    sim.step(1, dt=h)
+    expect = u + (held - u) * math.exp(-h / tau) if tau > 0.0 else u
+    # float32 update of one step: the same tolerance as test_activation_follows_exact_first_order_update.
+    assert sim.s0.transmission_activation.numpy()[0] == pytest.approx(expect, rel=2e-6, abs=1e-6)
+    assert np.all(np.isfinite(sim.q())) and np.all(np.isfinite(sim.qd()))
+
+
 def test_state_assign_restores_activation_and_replays(device, solver):
     """Checkpoint: the activation and references live in the State, so a restored state replays
     the same trajectory bitwise."""

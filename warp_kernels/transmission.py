@@ -481,13 +481,16 @@ def begin_transmissions(
 ):
     """Step start: length, Jacobian (kept in ``scratch`` for the step), W, rate and curvature bias
     at the input pose, the activation update
-    ``a_{n+1} = u + (a_n - u) exp(-h/tau)`` (held while disabled), and zero row impulses."""
+    ``a_{n+1} = u + (a_n - u) exp(-h/tau)`` (held while disabled or while the command u is not
+    finite), and zero row impulses."""
     t = wp.tid()
     enabled = ctrl.enabled[t]
     work.enabled[t] = enabled
     a = activation_in[t]
-    if enabled != 0:
-        u = ctrl.drive_force[t]
+    u = ctrl.drive_force[t]
+    # A NaN or inf command is ignored for the step (docs/robustness.md, "Run-time input"): through the
+    # filter it would stay in the activation state for good, so the activation holds a_n instead.
+    if enabled != 0 and wp.isfinite(u):
         tau = par.activation_time[t]
         if tau > 0.0:
             a = u + (a - u) * wp.exp(-dt / tau)

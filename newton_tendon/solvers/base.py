@@ -17,7 +17,7 @@ from warp_kernels.types import BODY_KINEMATIC
 from .._float32 import FLOAT32_MAX as _FLOAT32_MAX
 from .._transmission_model import coupling_model_struct, transmission_model_struct, transmission_scratch
 from ..finalize import update_tendon_baseline
-from ..inertia import inverse_mass_arrays
+from ..inertia import checked_inverse_mass_arrays
 from ..model import Model, ModelFlags, body_model_struct, joint_model_struct, tendon_model_struct
 from ..state import State
 
@@ -891,29 +891,38 @@ class SolverBase:
             )
 
     def notify_model_changed(self, flags: int):
-        """Tell the solver which model arrays were edited in place (host side, outside graph capture)."""
+        """Tell the solver which model arrays were edited in place (host side, outside graph capture).
+
+        Every flagged group is validated before anything is written: an edit that breaks a rule raises
+        ``ValueError`` naming the entity and leaves every derived array (inverse masses, tendon baselines,
+        spring intervals) as it was."""
         flags = ModelFlags(flags)
+        apply = []
         if flags & ModelFlags.BODY_PROPERTIES:
-            self._check_body_properties()
+            apply.append(self._check_body_properties())
         if flags & ModelFlags.TENDON_PROPERTIES:
-            self._check_tendon_properties()
+            apply.append(self._check_tendon_properties())
         if flags & ModelFlags.TRANSMISSION_PROPERTIES:
-            self._check_transmission_properties()
+            apply.append(self._check_transmission_properties())
+        for write in apply:
+            write()
 
     def _check_transmission_properties(self):
         """Validate in-place transmission edits (the kernels read the model arrays directly); NaN
-        spring endpoints are replaced by the tendon's reference length."""
+        spring endpoints are replaced by the tendon's reference length. Returns the function that
+        writes the replacements."""
         m = self.model
         name = f"{type(self).__name__}.notify_model_changed"
         # Spec: NaN spring endpoints restore the interval to the reference captured at creation.
         ref = m.transmission_reference_length.numpy()
+        values = {key: getattr(m, "transmission_" + key).numpy() for key in _TRANSMISSION_PARAMS}
+        restored = {}
         for key in ("spring_lower", "spring_upper"):
-            arr = getattr(m, "transmission_" + key)
-            v = arr.numpy()
+            v = values[key]
             if np.any(np.isnan(v)):
-                arr.assign(np.where(np.isnan(v), ref, v).astype(np.float32))
+                values[key] = restored[key] = np.where(np.isnan(v), ref, v).astype(np.float32)
         for key in _TRANSMISSION_PARAMS:
-            v = getattr(m, "transmission_" + key).numpy()
+            v = values[key]
             bad = np.isnan(v)
             if key in ("lower_limit", "actuation_lower"):
                 bad |= v == np.inf
@@ -938,21 +947,28 @@ class SolverBase:
             ("lower_limit", "upper_limit"),
             ("actuation_lower", "actuation_upper"),
         ):
-            a = getattr(m, "transmission_" + lo).numpy()
-            b = getattr(m, "transmission_" + hi).numpy()
+            a = values[lo]
+            b = values[hi]
             if np.any(a > b):
                 i = int(np.nonzero(a > b)[0][0])
                 raise ValueError(
                     f"{name}: model.transmission_{lo}[{i}] = {a[i]} exceeds transmission_{hi}[{i}] = {b[i]}"
                 )
-        self._needs_curvature = self._any_spatial_armature()
+
+        def write():
+            for key, v in restored.items():
+                getattr(m, "transmission_" + key).assign(v)
+            self._needs_curvature = self._any_spatial_armature()
+
+        return write
 
     def _check_tendon_properties(self):
-        """Validate in-place tendon edits; an edited rest length becomes the new reset baseline."""
+        """Validate in-place tendon edits; an edited rest length becomes the new reset baseline (written
+        by the returned function)."""
         m = self.model
         name = f"{type(self).__name__}.notify_model_changed"
         if m.tendon_count == 0:
-            return
+            return lambda: None
         for key, ref in self._tendon_geometry.items():
             if not np.array_equal(getattr(m, key).numpy(), ref):
                 raise ValueError(
@@ -968,18 +984,28 @@ class SolverBase:
         if not np.all(np.isfinite(rest)):
             i = int(np.nonzero(~np.isfinite(rest))[0][0])
             raise ValueError(f"{name}: model.tendon_segment_rest_length[{i}] must be finite")
-        update_tendon_baseline(m)
+        return lambda: update_tendon_baseline(m)
 
     def _check_body_properties(self):
-        """Recompute inverse masses and inertias in place from edited ``body_mass``/``body_inertia``."""
+        """Inverse masses and inertias from edited ``body_mass``/``body_inertia`` by finalize's rules
+        (``checked_inverse_mass_arrays``: zero for immovable bodies, the invertibility ratio, and the
+        float32 range of the masses and their inverses); returns the function that writes them."""
         m = self.model
+        name = f"{type(self).__name__}.notify_model_changed"
         mass = m.body_mass.numpy().astype(np.float64)
-        inertia = m.body_inertia.numpy().astype(np.float64)
-        if not np.all(np.isfinite(mass)) or np.any(mass < 0.0) or not np.all(np.isfinite(inertia)):
+        inertia = m.body_inertia.numpy().astype(np.float64).reshape(-1, 3, 3)
+        bad = ~np.isfinite(mass) | (mass < 0.0) | ~np.isfinite(inertia).reshape(-1, 9).all(axis=1)
+        if np.any(bad):
+            i = int(np.nonzero(bad)[0][0])
             raise ValueError(
-                f"{type(self).__name__}.notify_model_changed: body_mass must be finite and >= 0 and body_inertia finite"
+                f"{name}: body '{m.body_label[i]}' (index {i}): body_mass ({mass[i]:g} kg) must be finite and >= 0 "
+                "and body_inertia finite"
             )
         moving = (mass > 0.0) & ((m.body_flags.numpy() & BODY_KINEMATIC) == 0)
-        inv_mass, inv_inertia = inverse_mass_arrays(mass, inertia, moving)
-        m.body_inv_mass.assign(inv_mass.astype(np.float32))
-        m.body_inv_inertia.assign(inv_inertia.astype(np.float32))
+        inv_mass, inv_inertia = checked_inverse_mass_arrays(name, m.body_label, mass, inertia, moving)
+
+        def write():
+            m.body_inv_mass.assign(inv_mass.astype(np.float32))
+            m.body_inv_inertia.assign(inv_inertia.astype(np.float32))
+
+        return write
