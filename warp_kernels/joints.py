@@ -22,10 +22,7 @@ Revolute and prismatic joints also carry a limit row (hard, unilateral) and a ta
 import warp as wp
 
 from warp_kernels.math import (
-    apply_pose_delta,
-    point_inv_mass,
     quat_to_rotation_vector,
-    rot_inv_mass,
     twist_angle,
     world_inv_inertia,
 )
@@ -180,10 +177,8 @@ def compute_joint_wrenches(
 
 @wp.struct
 class BodyPair:
-    """The two bodies of one constraint, constant during its rows: world inverse masses and COM
-    offsets. The poses and accumulated pose changes the rows update are carried as separate
-    values (``q_p, q_c, dx_p, dth_p, dx_c, dth_c``; a struct reassigned row by row stayed in memory
-    and was copied per row)."""
+    """The two bodies of one joint, constant during its block solve: world inverse masses and COM
+    offsets."""
 
     inv_m_p: float
     inv_m_c: float
@@ -191,74 +186,6 @@ class BodyPair:
     inv_i_c: wp.mat33
     com_p: wp.vec3
     com_c: wp.vec3
-
-
-@wp.func
-def pair_apply_delta(
-    bp: BodyPair,
-    q_p: wp.transform,
-    q_c: wp.transform,
-    dx_p: wp.vec3,
-    dth_p: wp.vec3,
-    dx_c: wp.vec3,
-    dth_c: wp.vec3,
-    ddx_p: wp.vec3,
-    ddth_p: wp.vec3,
-    ddx_c: wp.vec3,
-    ddth_c: wp.vec3,
-):
-    """Apply pose changes (ddx, ddth) to both bodies. Returns the updated (q_p, q_c, dx_p, dth_p, dx_c, dth_c)."""
-    return (
-        apply_pose_delta(q_p, bp.com_p, ddx_p, ddth_p),
-        apply_pose_delta(q_c, bp.com_c, ddx_c, ddth_c),
-        dx_p + ddx_p,
-        dth_p + ddth_p,
-        dx_c + ddx_c,
-        dth_c + ddth_c,
-    )
-
-
-@wp.func
-def pair_apply_linear(
-    bp: BodyPair,
-    q_p: wp.transform,
-    q_c: wp.transform,
-    dx_p: wp.vec3,
-    dth_p: wp.vec3,
-    dx_c: wp.vec3,
-    dth_c: wp.vec3,
-    r_p: wp.vec3,
-    r_c: wp.vec3,
-    impulse: wp.vec3,
-):
-    """Apply a positional impulse [kg m]: +impulse on the child at arm r_c, -impulse on the parent
-    at r_p. Returns the updated (q_p, q_c, dx_p, dth_p, dx_c, dth_c)."""
-    dxc = impulse * bp.inv_m_c
-    dthc = bp.inv_i_c * wp.cross(r_c, impulse)
-    dxp = -impulse * bp.inv_m_p
-    dthp = -(bp.inv_i_p * wp.cross(r_p, impulse))
-    return pair_apply_delta(bp, q_p, q_c, dx_p, dth_p, dx_c, dth_c, dxp, dthp, dxc, dthc)
-
-
-@wp.func
-def pair_apply_angular(
-    bp: BodyPair,
-    q_p: wp.transform,
-    q_c: wp.transform,
-    dth_p: wp.vec3,
-    dth_c: wp.vec3,
-    impulse: wp.vec3,
-):
-    """Apply an angular positional impulse [kg m^2 rad]: +impulse on the child, -impulse on the
-    parent. Returns the updated (q_p, q_c, dth_p, dth_c)."""
-    dthc = bp.inv_i_c * impulse
-    dthp = -(bp.inv_i_p * impulse)
-    return (
-        apply_pose_delta(q_p, bp.com_p, wp.vec3(0.0), dthp),
-        apply_pose_delta(q_c, bp.com_c, wp.vec3(0.0), dthc),
-        dth_p + dthp,
-        dth_c + dthc,
-    )
 
 
 @wp.func
@@ -290,8 +217,10 @@ def joint_block_correction(
     free_ang: bool,
     lin_relax: float,
     ang_relax: float,
+    axis_alpha: float,
 ):
-    """Pose changes that remove a joint's anchor error and orientation error together (hard rows).
+    """Pose changes that remove a joint's anchor error and orientation error together, with the
+    joint coordinate's own row (drive or limit) in the same system.
 
     ``err_lin = x_c - x_p`` [m] is the anchor error; ``err_ang`` [rad] the orientation error of the
     child relative to the parent as a world rotation vector (``has_ang`` false: no orientation rows,
@@ -305,19 +234,40 @@ def joint_block_correction(
     (J_b the world inverse inertia, r_b the arm from body b's COM to its anchor; Mueller et al. 2020,
     eq. 2-3, for all rows of the joint at once). XPBD with zero compliance solves this linearized
     system for ``-(lin_relax e_l, ang_relax e_a)`` through the Schur complement of K_aa, in float64
-    (for a light body on a long lever, ``K_ll``'s eigenvalues are 1e6 apart). Returns
-    (dx_p, dth_p, dx_c, dth_c, apply): COM translations [m] and rotation vectors [rad] of both bodies.
+    (for a light body on a long lever, ``K_ll``'s eigenvalues are 1e6 apart). The pose changes are
+    COM translations [m] and rotation vectors [rad] of both bodies.
+
+    The joint's coordinate axis (``lin_axis`` of a prismatic joint, ``ang_axis`` of a revolute one)
+    is either free or carries the coordinate row. Free (``free_lin`` / ``free_ang``): the direction
+    is projected out and the error's component along it is ignored. Not free: the row along the
+    axis is part of the system, the caller puts that row's right-hand side into the error's axial
+    component (``C + alpha~ lambda`` of a drive, ``q - bound`` of a violated limit) and
+    ``axis_alpha`` = alpha~ is the row's compliance [1/kg on a prismatic axis, 1/(kg m^2) on a
+    revolute one: K's units on that axis]. XPBD's multiplier update for all rows of the joint,
+
+        (K + diag(alpha~)) dlambda = -relax (C + alpha~ lambda),
+
+    has compliance on the axial row only (``alpha~ a a^T`` added to K_ll or K_aa; 0 for a limit,
+    1 / ((ke + kd/dt) dt^2) for a drive); its fixed point C + alpha~ lambda = 0 does not depend on
+    ``relax``. The axial row's multiplier step is ``a . p`` (the
+    impulse's component along the axis), returned as ``dlambda`` [kg m or kg m^2 rad]. Solving it
+    with the anchor rows gives it the effective mass the coordinate really has: a hinge whose link
+    has COM inertia I and mass m at arm r turns as I + m r^2 (the Schur complement of the held rows),
+    not as the I of a rotation about the COM, which a separate scalar row uses.
 
     A scalar row per error direction (``n = e / |e|``, ``w = n^T K n``) is exact only when ``n`` is an
     eigenvector of K, and rows solved one after another are exact only when K couples them weakly.
     A light link on a long lever breaks the first (its along-lever anchor error stalled at any
     iteration count and the link left its hinge), a body with a soft inertia axis on a fixed joint's
-    arm the second (docs/xpbd.md, "Joint rows").
+    arm the second, a drive on a hinge whose link's COM is off the axis both: its scalar row's
+    compliance was weighed against the wrong mass, and the drive fed energy in (docs/xpbd.md,
+    "Joint rows", "Drives").
+    Returns (dx_p, dth_p, dx_c, dth_c, dlambda, apply).
     """
     zero = wp.vec3(0.0)
     inv_m = bp.inv_m_p + bp.inv_m_c
     if inv_m <= 0.0:
-        return zero, zero, zero, zero, False
+        return zero, zero, zero, zero, 0.0, False
     i3 = wp.identity(3, dtype=wp.float64)
     jp = wp.mat33d(bp.inv_i_p)
     jc = wp.mat33d(bp.inv_i_c)
@@ -334,29 +284,33 @@ def joint_block_correction(
         k_aa = k_aa + jp
     b_l = wp.vec3d(err_lin) * wp.float64(-lin_relax)
     b_a = wp.vec3d(err_ang) * wp.float64(-ang_relax)
+    al = wp.vec3d(lin_axis)
+    aa = wp.vec3d(ang_axis)
     if free_lin:
-        al = wp.vec3d(lin_axis)
         k_ll = project_block(k_ll, al)
         k_la = k_la - wp.outer(al, wp.transpose(k_la) * al)  # P k_la
         b_l = b_l - al * wp.dot(al, b_l)
+    else:
+        k_ll = k_ll + wp.float64(axis_alpha) * wp.outer(al, al)  # the coordinate row's compliance
     if free_ang:
-        aa = wp.vec3d(ang_axis)
         k_aa = project_block(k_aa, aa)
         k_la = k_la - wp.outer(k_la * aa, aa)  # k_la P
         b_a = b_a - aa * wp.dot(aa, b_a)
+    else:
+        k_aa = k_aa + wp.float64(axis_alpha) * wp.outer(aa, aa)
     p_l = wp.vec3d()
     p_a = wp.vec3d()
     if has_ang and wp.determinant(k_aa) > wp.float64(0.0):
         a_inv = wp.inverse(k_aa)
         schur = k_ll - k_la * (a_inv * wp.transpose(k_la))
         if not (wp.determinant(schur) > wp.float64(0.0)):
-            return zero, zero, zero, zero, False
+            return zero, zero, zero, zero, 0.0, False
         p_l = wp.inverse(schur) * (b_l - k_la * (a_inv * b_a))
         p_a = a_inv * (b_a - wp.transpose(k_la) * p_l)
     else:
         # No orientation rows, or no body that can turn (both inverse inertias zero): anchors only.
         if not (wp.determinant(k_ll) > wp.float64(0.0)):
-            return zero, zero, zero, zero, False
+            return zero, zero, zero, zero, 0.0, False
         p_l = wp.inverse(k_ll) * b_l
     # Body responses in float64: the rotation from p_l is J (r x p_l), and r x p_l is small where
     # p_l runs along the lever, which a float32 p_l would round away.
@@ -364,7 +318,9 @@ def joint_block_correction(
     dx_p = wp.vec3(p_l * wp.float64(-bp.inv_m_p))
     dth_c = wp.vec3(jc * (wp.cross(wp.vec3d(r_c), p_l) + p_a))
     dth_p = wp.vec3(-(jp * (wp.cross(wp.vec3d(r_p), p_l) + p_a)))
-    return dx_p, dth_p, dx_c, dth_c, True
+    # The coordinate row's multiplier step (0 where the axis is free or absent: p has no part along it).
+    dlambda = float(wp.dot(al, p_l) + wp.dot(aa, p_a))
+    return dx_p, dth_p, dx_c, dth_c, dlambda, True
 
 
 @wp.kernel
@@ -386,18 +342,23 @@ def solve_joints(
     joint_lambda: wp.array(dtype=float),
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
-    """One Jacobi pass over joints: the drive and limit rows, then the joint's anchor and orientation
-    rows together as one block (``joint_block_correction``).
+    """One Jacobi pass over joints: each joint's anchor, orientation and coordinate rows solved
+    together as one block (``joint_block_correction``); the pose change of each body goes to the
+    joint's two slots.
 
-    Rows of one joint run Gauss-Seidel on a private copy of the two poses; the accumulated pose
-    change of each body goes to the joint's two slots. The block comes last, so a drive or limit
-    row that moves an anchor (it turns the link about its COM) is followed by the anchor's repair in
-    the same pass. The drive row is the only compliant row:
+    The coordinate row of a revolute or prismatic joint is a violated limit (hard, unilateral: the
+    row exists only while q is outside [lower, upper], C = q - bound, and it pushes q back to the
+    bound; it replaces the drive for that pass) or else the drive, the only compliant row:
 
-        C = q - q*,  alpha = 1 / (ke + kd/dt),  q* = (ke q_t + (kd/dt)(q_n + dt qd_t)) / (ke + kd/dt)
+        C = q - q*,  q* = (ke q_t + (kd/dt)(q_n + dt qd_t)) / (ke + kd/dt),  alpha~ = 1 / ((ke + kd/dt) dt^2)
 
-    which is implicit Euler of the PD force ke (q_t - q) + kd (qd_t - qd), so any gain is stable.
-    XPBD update: dlambda = (-C - alpha~ lambda) / (w + alpha~), alpha~ = alpha / dt^2.
+    q [rad or m] is the joint coordinate (twist angle about the axis, or the anchors' offset along
+    it), its gradient the unit axis a_w (a rotation of the child relative to the parent about a_w,
+    or a translation of the child anchor along it). At convergence lambda / dt^2 = ke (q_t - q)
+    + kd (qd_t - (q - q_n)/dt): implicit Euler of the PD force, dissipative for any gain. The block
+    solves (K + alpha~ a a^T) dp = -relax (C + alpha~ lambda) for all rows of the joint, so the
+    drive's compliance is weighed against the coordinate's effective mass with the anchor held
+    (I + m r^2 for a link at arm r on a hinge), and lambda <- lambda + a . dp.
     """
     j = wp.tid()
     jt = joints.type[j]
@@ -430,72 +391,55 @@ def solve_joints(
     dth_p = wp.vec3(0.0)
     dx_c = wp.vec3(0.0)
     dth_c = wp.vec3(0.0)
-
     ds = joints.qd_start[j]
+    X_wp = q_p * joints.X_p[j]
+    X_wc = q_c * joints.X_c[j]
+    rot_p = wp.transform_get_rotation(X_wp)
+    rot_c = wp.transform_get_rotation(X_wc)
+    x_p = wp.transform_get_translation(X_wp)
+    x_c = wp.transform_get_translation(X_wc)
+    d = x_c - x_p
 
-    # Coordinate rows (limit, then drive) of revolute and prismatic joints.
+    # The coordinate row (revolute or prismatic): a violated limit (hard), else the drive
+    # (compliant). Its right-hand side goes into the block's error along the joint axis.
+    coord_active = False
+    coord_err = float(0.0)
+    coord_alpha = float(0.0)
+    is_drive = False
+    lam = float(0.0)
+    a_w = wp.vec3(0.0)
     if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
-        X_wp = q_p * joints.X_p[j]
-        X_wc = q_c * joints.X_c[j]
-        rot_p = wp.transform_get_rotation(X_wp)
         a_w = wp.quat_rotate(rot_p, joints.axis[ds])
-        x_p = wp.transform_get_translation(X_wp)
-        x_c = wp.transform_get_translation(X_wc)
         q = float(0.0)
         if jt == JOINT_REVOLUTE:
-            q = twist_angle(wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc), joints.axis[ds])
+            q = twist_angle(wp.quat_inverse(rot_p) * rot_c, joints.axis[ds])
         else:
-            q = wp.dot(x_c - x_p, a_w)
-        # Generalized inverse mass along the coordinate.
-        w = float(0.0)
-        r_p = x_p - wp.transform_point(q_p, bp.com_p)
-        r_c = x_c - wp.transform_point(q_c, bp.com_c)
-        if jt == JOINT_REVOLUTE:
-            w = rot_inv_mass(bp.inv_i_p, a_w) + rot_inv_mass(bp.inv_i_c, a_w)
-        else:
-            w = point_inv_mass(bp.inv_m_p, bp.inv_i_p, r_p, a_w) + point_inv_mass(bp.inv_m_c, bp.inv_i_c, r_c, a_w)
-        relax = linear_relaxation
-        if jt == JOINT_REVOLUTE:
-            relax = angular_relaxation
-
-        dlambda = float(0.0)
+            q = wp.dot(d, a_w)
         lo = joints.limit_lower[ds]
         hi = joints.limit_upper[ds]
-        err = float(0.0)
         if q < lo:
-            err = q - lo
+            coord_active = True
+            coord_err = q - lo
         elif q > hi:
-            err = q - hi
-        if err != 0.0 and w > 0.0:
-            dlambda = -err / w * relax
+            coord_active = True
+            coord_err = q - hi
         else:
             ke = joints.target_ke[ds]
             kd = joints.target_kd[ds]
             k_eff = ke + kd / dt
-            if k_eff > 0.0 and w > 0.0:
+            if k_eff > 0.0:
                 q_prev = joint_q_prev[joints.q_start[j]]
                 q_star = (ke * joint_target_pos[ds] + (kd / dt) * (q_prev + dt * joint_target_vel[ds])) / k_eff
                 cdrive = q - q_star
                 if jt == JOINT_REVOLUTE:
                     # Shortest angular error, so the drive never winds the long way round.
                     cdrive = wp.atan2(wp.sin(cdrive), wp.cos(cdrive))
-                alpha = 1.0 / (k_eff * dt * dt)
+                coord_alpha = 1.0 / (k_eff * dt * dt)
                 lam = joint_lambda[j]
-                dlambda = (-cdrive - alpha * lam) / (w + alpha) * relax
-                joint_lambda[j] = lam + dlambda
-        if dlambda != 0.0:
-            if jt == JOINT_REVOLUTE:
-                q_p, q_c, dth_p, dth_c = pair_apply_angular(bp, q_p, q_c, dth_p, dth_c, a_w * dlambda)
-            else:
-                q_p, q_c, dx_p, dth_p, dx_c, dth_c = pair_apply_linear(
-                    bp, q_p, q_c, dx_p, dth_p, dx_c, dth_c, r_p, r_c, a_w * dlambda
-                )
+                coord_active = True
+                is_drive = True
+                coord_err = cdrive + coord_alpha * lam
 
-    # Joint rows: anchor and orientation errors solved together as one block.
-    X_wp = q_p * joints.X_p[j]
-    X_wc = q_c * joints.X_c[j]
-    rot_p = wp.transform_get_rotation(X_wp)
-    rot_c = wp.transform_get_rotation(X_wc)
     has_ang = jt == JOINT_FIXED or jt == JOINT_PRISMATIC or jt == JOINT_REVOLUTE
     # Orientation error: the rotation that carries the parent frame onto the child frame.
     err_ang = wp.vec3(0.0)
@@ -503,25 +447,24 @@ def solve_joints(
     if jt == JOINT_FIXED or jt == JOINT_PRISMATIC:
         err_ang = quat_to_rotation_vector(rot_c * wp.quat_inverse(rot_p))
     elif jt == JOINT_REVOLUTE:
-        a = joints.axis[ds]
-        a_p = wp.quat_rotate(rot_p, a)
-        a_c = wp.quat_rotate(rot_c, a)
-        ang_axis = a_p
-        s = wp.cross(a_p, a_c)
+        a_c = wp.quat_rotate(rot_c, joints.axis[ds])
+        ang_axis = a_w
+        s = wp.cross(a_w, a_c)
         sn = wp.length(s)
         if sn > 1.0e-9:
-            err_ang = s * (wp.atan2(sn, wp.dot(a_c, a_p)) / sn)
-    x_p = wp.transform_get_translation(X_wp)
-    x_c = wp.transform_get_translation(X_wc)
-    d = x_c - x_p
+            err_ang = s * (wp.atan2(sn, wp.dot(a_c, a_w)) / sn)
+        if coord_active:
+            err_ang = err_ang + a_w * coord_err
     lin_axis = wp.vec3(0.0)
     if jt == JOINT_PRISMATIC:
-        lin_axis = wp.quat_rotate(rot_p, joints.axis[ds])
-        d = d - lin_axis * wp.dot(d, lin_axis)
-    if wp.length(d) > 1.0e-9 or wp.length(err_ang) > 1.0e-9:
+        lin_axis = a_w
+        d = d - a_w * wp.dot(d, a_w)
+        if coord_active:
+            d = d + a_w * coord_err
+    if coord_active or wp.length(d) > 1.0e-9 or wp.length(err_ang) > 1.0e-9:
         r_p = x_p - wp.transform_point(q_p, bp.com_p)
         r_c = x_c - wp.transform_point(q_c, bp.com_c)
-        ddx_p, ddth_p, ddx_c, ddth_c, ok = joint_block_correction(
+        ddx_p, ddth_p, ddx_c, ddth_c, dlambda, ok = joint_block_correction(
             bp,
             r_p,
             r_c,
@@ -529,16 +472,20 @@ def solve_joints(
             err_ang,
             has_ang,
             lin_axis,
-            jt == JOINT_PRISMATIC,
+            jt == JOINT_PRISMATIC and not coord_active,
             ang_axis,
-            jt == JOINT_REVOLUTE,
+            jt == JOINT_REVOLUTE and not coord_active,
             linear_relaxation,
             angular_relaxation,
+            coord_alpha,
         )
         if ok:
-            q_p, q_c, dx_p, dth_p, dx_c, dth_c = pair_apply_delta(
-                bp, q_p, q_c, dx_p, dth_p, dx_c, dth_c, ddx_p, ddth_p, ddx_c, ddth_c
-            )
+            dx_p = ddx_p
+            dth_p = ddth_p
+            dx_c = ddx_c
+            dth_c = ddth_c
+            if is_drive:
+                joint_lambda[j] = lam + dlambda
 
     slot_delta[2 * j] = wp.spatial_vector(dx_p, dth_p)
     slot_delta[2 * j + 1] = wp.spatial_vector(dx_c, dth_c)

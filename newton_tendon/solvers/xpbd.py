@@ -26,8 +26,8 @@ class SolverXPBD(SolverBase):
     """Rigid bodies, joints and contacts solved as XPBD position constraints, one step per call.
 
     Each step predicts body poses from velocities and forces, runs ``iterations`` parallel (Jacobi)
-    passes over joint rows and contact rows (each joint's anchor and orientation rows solved together
-    as one block), derives velocities from the pose change, and then
+    passes over joint rows and contact rows (each joint's anchor, orientation and drive or limit rows
+    solved together as one block), derives velocities from the pose change, and then
     applies the velocity-level contact term (restitution). Friction is a position-level row with
     the multiplier projected onto the Coulomb cone. Corrections of all constraints on a body are
     gathered in a fixed order, so runs are bitwise reproducible.
