@@ -52,7 +52,7 @@ def lower_tendons(model) -> str:
             needs a site on both sides of a wrap), rollers with out-of-plane neighbours (MuJoCo
             wraps a helix, a roller projects), and nonzero span damping.
     """
-    from warp_kernels import types as T
+    from newton_tendon.kernels import types as T
 
     def get(name):
         return getattr(model, name).numpy().astype(np.float64) if getattr(model, name) is not None else None

@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from numbers import Real
 
-from warp_kernels import types as T
+from newton_tendon.kernels import types as T
 
 from . import _hostmath as hm
 from .transmission import flatten_spatial_path

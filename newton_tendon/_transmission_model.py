@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from warp_kernels.spatial import SpatialPathModel
-from warp_kernels.transmission import TransmissionModel, TransmissionScratch, transmission_lengths
+from newton_tendon.kernels.spatial import SpatialPathModel
+from newton_tendon.kernels.transmission import TransmissionModel, TransmissionScratch, transmission_lengths
 
 from .transmission import SPATIAL_PATH_KEYS
 
@@ -211,7 +211,7 @@ def transmission_scratch(m) -> TransmissionScratch:
 
 def coupling_model_struct(m):
     """The coupling constants of ``m`` bundled for kernels."""
-    from warp_kernels.transmission import CouplingModel
+    from newton_tendon.kernels.transmission import CouplingModel
 
     s = CouplingModel()
     s.first = m.coupling_first

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import warp as wp
 
-from warp_kernels import types as T
+from newton_tendon.kernels import types as T
 
 from . import _hostmath as hm
 from ._float32 import check_range as check_float32_range

@@ -4,7 +4,7 @@ Commands (``newton-tendon COMMAND --help`` for each):
 
 * ``demo`` (the default): both tendon models in many worlds; prints a table of measured versus
   expected numbers and world-steps per second, writes a summary, a USD recording and pictures.
-* ``run EXAMPLE``: runs one module of ``examples/`` with ``--solver``, ``--worlds``, ``--frames``
+* ``run EXAMPLE``: runs one module of ``newton_tendon.examples`` with ``--solver``, ``--worlds``, ``--frames``
   and ``--device``.
 * ``list``: the examples with one line each.
 * ``bench``: the throughput benchmarks of ``benchmarks/``.
@@ -183,45 +183,14 @@ def _checkout_root() -> Path:
 
 
 def examples_package():
-    """Import and return the ``examples`` package that ships with this checkout.
-
-    ``examples/`` lives at the repository root. It is used when ``import examples`` finds this
-    project's examples (an installed package, or the working directory); otherwise the folder next
-    to the ``newton_tendon`` package is put on ``sys.path`` (an editable install or a checkout).
-
-    Raises:
-        CliError: no examples folder can be found.
-    """
-
-    def ours(module) -> bool:
-        paths = [Path(p) for p in getattr(module, "__path__", [])]
-        return any((p / "_common.py").exists() or (p / "_transmission_common.py").exists() for p in paths)
-
-    module = sys.modules.get("examples")
-    if module is not None and ours(module):
-        return module
-    if module is None:
-        spec = importlib.util.find_spec("examples")
-        if spec is not None:
-            module = importlib.import_module("examples")
-            if ours(module):
-                return module
-    root = _checkout_root()
-    folder = root / "examples"
-    if not (folder / "__init__.py").exists():
-        raise CliError(
-            "cannot find the examples: they ship in the repository's examples/ folder, which this "
-            f"installation lacks (looked for {folder}); run from a checkout or install it with pip install -e ."
-        )
-    spec = importlib.util.spec_from_file_location("examples", folder / "__init__.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["examples"] = module
-    spec.loader.exec_module(module)
-    return module
+    """Import and return ``newton_tendon.examples``, the examples that ship inside the package (as
+    ``newton.examples`` does), so a plain install can run them with ``newton-tendon run NAME`` or
+    ``python -m newton_tendon.examples.NAME``."""
+    return importlib.import_module("newton_tendon.examples")
 
 
 def example_names(package=None) -> list[str]:
-    """Names of the runnable example modules (every ``examples/*.py`` not starting with ``_``), sorted."""
+    """Names of the runnable example modules (every ``newton_tendon/examples/*.py`` not starting with ``_``), sorted."""
     package = examples_package() if package is None else package
     names = set()
     for folder in getattr(package, "__path__", []):
@@ -353,9 +322,10 @@ def _instrument(example_class, total: int | None, make_progress) -> Iterator[dic
 
 
 def _resolve_example(name: str, names: list[str]) -> str | None:
-    """Accept ``cable_capstan``, ``examples.cable_capstan``, ``cable_capstan.py`` and ``examples/cable_capstan.py``."""
+    """Accept ``cable_capstan``, ``newton_tendon.examples.cable_capstan``, ``examples.cable_capstan``,
+    ``cable_capstan.py`` and ``newton_tendon/examples/cable_capstan.py``."""
     candidate = name.replace("\\", "/").split("/")[-1]
-    candidate = candidate.removesuffix(".py").removeprefix("examples.")
+    candidate = candidate.removesuffix(".py").removeprefix("newton_tendon.").removeprefix("examples.")
     return candidate if candidate in names else None
 
 
@@ -583,8 +553,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser(
         "run",
-        help="run one example from examples/",
-        description="Runs an example module of examples/ (see 'list'): it prints its own table and runs its "
+        help="run one example from newton_tendon.examples",
+        description="Runs an example module of newton_tendon/examples/ (see 'list'): it prints its own table and runs its "
         "physics check when the run is long enough. Options left out keep the example's defaults.",
     )
     run.add_argument("example", metavar="EXAMPLE", help="example name, e.g. cable_capstan (see 'list')")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from warp_kernels.contacts import ContactData, collide_contact_slots
+from newton_tendon.kernels.contacts import ContactData, collide_contact_slots
 
 
 class Contacts:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from warp_kernels import types as T
-from warp_kernels.cable import measure_baseline
-from warp_kernels.collide import pair_contact_capacity
+from newton_tendon.kernels import types as T
+from newton_tendon.kernels.cable import measure_baseline
+from newton_tendon.kernels.collide import pair_contact_capacity
 
 from ._float32 import overflows, range_message
 from ._transmission_model import finalize_transmissions
@@ -296,7 +296,7 @@ def _body_slots(b, pairs: np.ndarray, contact_pair: np.ndarray):
 
     Slots: joints (2 per joint), tendon guides (2 per guide: incoming and outgoing span),
     transmission slots (one per spatial path element, two per fixed-tendon joint term), contacts
-    (2 per contact slot); see ``warp_kernels.rigid``.
+    (2 per contact slot); see ``newton_tendon.kernels.rigid``.
     """
     jp = np.asarray(b.joint_parent, dtype=np.int64)
     jc = np.asarray(b.joint_child, dtype=np.int64)

@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from warp_kernels import types as T
-from warp_kernels.spatial import SPATIAL_PULLEY, SPATIAL_SITE
+from newton_tendon.kernels import types as T
+from newton_tendon.kernels.spatial import SPATIAL_PULLEY, SPATIAL_SITE
 
 from ._transmission_builder import (
     TRANSMISSION_FIXED,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from warp_kernels.joints import eval_joint_coordinates as _eval_joint_coordinates_kernel
+from newton_tendon.kernels.joints import eval_joint_coordinates as _eval_joint_coordinates_kernel
 
 from .model import Model, body_model_struct, joint_model_struct
 from .state import State

@@ -1599,7 +1599,7 @@ def add_mjcf(
 
 
 def _dof_count(jtype: int) -> int:
-    from warp_kernels import types as T
+    from newton_tendon.kernels import types as T
 
     return T.JOINT_DOF_COUNT[int(jtype)]
 

@@ -7,9 +7,9 @@ import enum
 import numpy as np
 import warp as wp
 
-from warp_kernels.joints import JointModel
-from warp_kernels.rigid import BodyModel
-from warp_kernels.routing import TendonModel
+from newton_tendon.kernels.joints import JointModel
+from newton_tendon.kernels.rigid import BodyModel
+from newton_tendon.kernels.routing import TendonModel
 
 from .state import Control, State
 
@@ -86,7 +86,7 @@ class Model:
         self.shape_count = 0
         """Number of shapes."""
         self.shape_type = None
-        """Shape type (see ``warp_kernels.types.SHAPE_*``), shape [shape_count], int32."""
+        """Shape type (see ``newton_tendon.kernels.types.SHAPE_*``), shape [shape_count], int32."""
         self.shape_body = None
         """Body each shape is attached to (-1 = world), shape [shape_count], int32."""
         self.shape_transform = None
@@ -121,7 +121,7 @@ class Model:
         self.joint_count = 0
         """Number of joints."""
         self.joint_type = None
-        """Joint type (see ``warp_kernels.types.JOINT_*``), shape [joint_count], int32."""
+        """Joint type (see ``newton_tendon.kernels.types.JOINT_*``), shape [joint_count], int32."""
         self.joint_parent = None
         """Parent body (-1 = world), shape [joint_count], int32."""
         self.joint_child = None
@@ -219,7 +219,7 @@ class Model:
         self.transmission_label = []
         """Transmission tendon labels, a Python list of str."""
         self.transmission_path = None
-        """Flattened spatial paths (``warp_kernels.spatial.SpatialPathModel``; fixed tendons own no elements)."""
+        """Flattened spatial paths (``newton_tendon.kernels.spatial.SpatialPathModel``; fixed tendons own no elements)."""
         self.transmission_element_count = 0
         """Number of spatial path elements over all tendons."""
         self.transmission_term_start = None

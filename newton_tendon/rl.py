@@ -17,8 +17,8 @@ the host, and then act on every world with one kernel launch.
 - :func:`copy_world_mask` turns a boolean mask (torch, NumPy, Warp) into the int32 mask that
   ``solver.reset`` takes, into a preallocated array.
 - :func:`to_torch` and :func:`from_torch` share memory between Warp arrays and torch tensors.
-- :class:`VecEnv` is the base of batched environments (``examples/env_finger.py``,
-  ``examples/env_payload.py``): ``reset(mask)`` and ``step(actions) -> obs, reward, done`` on torch
+- :class:`VecEnv` is the base of batched environments (``newton_tendon/examples/env_finger.py``,
+  ``newton_tendon/examples/env_payload.py``): ``reset(mask)`` and ``step(actions) -> obs, reward, done`` on torch
   tensors or NumPy arrays, the whole step in one captured graph.
 
 torch is optional: it is imported only inside the functions that need it.
@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import warp as wp
 
-from warp_kernels import observe as K
-from warp_kernels.joints import eval_joint_coordinates as _eval_joint_coordinates_kernel
-from warp_kernels.types import BODY_KINEMATIC
+from newton_tendon.kernels import observe as K
+from newton_tendon.kernels.joints import eval_joint_coordinates as _eval_joint_coordinates_kernel
+from newton_tendon.kernels.types import BODY_KINEMATIC
 
 from ._transmission_model import TRANSMISSION_PROPERTY_ARRAYS
 from .finalize import update_tendon_baseline

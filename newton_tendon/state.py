@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import warp as wp
 
-from warp_kernels.cable import TendonHistory
-from warp_kernels.transmission import vec6
+from newton_tendon.kernels.cable import TendonHistory
+from newton_tendon.kernels.transmission import vec6
 
 
 class State:

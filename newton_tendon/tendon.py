@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from warp_kernels import types as T
+from newton_tendon.kernels import types as T
 
 
 class TendonGuideType(enum.IntEnum):

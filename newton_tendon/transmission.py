@@ -11,7 +11,7 @@ path is an ordered list of
 
 ``flatten_spatial_path`` validates a path as a whole and returns flat per-element lists;
 ``spatial_path_model`` packs several flattened paths into the device struct read by
-``warp_kernels.spatial.spatial_tendon_geometry``.
+``newton_tendon.kernels.spatial.spatial_tendon_geometry``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from numbers import Real
 import numpy as np
 import warp as wp
 
-from warp_kernels.spatial import (
+from newton_tendon.kernels.spatial import (
     SPATIAL_CYLINDER,
     SPATIAL_PULLEY,
     SPATIAL_SITE,

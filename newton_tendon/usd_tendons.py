@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from pxr import Gf, Plug, Sdf, Usd, UsdGeom, UsdPhysics
 
-from warp_kernels import types as T
-from warp_kernels.spatial import SPATIAL_CYLINDER, SPATIAL_PULLEY, SPATIAL_SITE, SPATIAL_SPHERE
+from newton_tendon.kernels import types as T
+from newton_tendon.kernels.spatial import SPATIAL_CYLINDER, SPATIAL_PULLEY, SPATIAL_SITE, SPATIAL_SPHERE
 
 from . import _hostmath as hm
 from ._transmission_builder import TRANSMISSION_FIXED, TRANSMISSION_PROPERTIES

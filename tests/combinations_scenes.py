@@ -38,8 +38,8 @@ import newton_tendon as nt
 from newton_tendon import TendonGuide, TendonGuideType
 from newton_tendon.solvers import SolverVBD, SolverXPBD
 from newton_tendon.transmission import TendonPulley, TendonSite, TendonWrap
-from warp_kernels.cable import REST_LENGTH_FLOOR, STIFF_REPORT_COMPLIANCE
-from warp_kernels.types import JOINT_BALL, JOINT_FIXED, JOINT_PRISMATIC, JOINT_REVOLUTE
+from newton_tendon.kernels.cable import REST_LENGTH_FLOOR, STIFF_REPORT_COMPLIANCE
+from newton_tendon.kernels.types import JOINT_BALL, JOINT_FIXED, JOINT_PRISMATIC, JOINT_REVOLUTE
 
 SOLVERS = {"xpbd": SolverXPBD, "vbd": SolverVBD}
 

@@ -2,7 +2,7 @@
 
 Written from the spec ("Straight segments and via-points", "Sphere and cylinder wrapping", "Side
 sites and route selection", "Pulley branches") without sharing code with
-``warp_kernels/spatial.py``; it works on the unflattened path elements and resolves pulley divisors
+``newton_tendon/kernels/spatial.py``; it works on the unflattened path elements and resolves pulley divisors
 itself. The planar route is chosen by enumerating both winding senses (the kernel computes the arc
 from the winding angle directly), the wrapping planes use other bases, and the bend point of an
 interior side site is found by dense sampling plus golden-section search (the kernel uses Newton).

@@ -27,8 +27,8 @@ from newton_tendon import ModelBuilder
 from newton_tendon import collision as collision_module
 from newton_tendon import model as model_module
 from newton_tendon import state as state_module
-from warp_kernels import types as T
-from warp_kernels.collide import pair_contact_capacity
+from newton_tendon.kernels import types as T
+from newton_tendon.kernels.collide import pair_contact_capacity
 
 from .helpers import same
 

@@ -4,7 +4,7 @@ solver's internals; tolerances that differ per solver say why.
 
 Scenes are small (one to a few bodies) so that every number has a closed form. Spec references
 are to ``shared/spec/newton-massless-routed-tendons.txt`` ("spec"); equations of the cable model
-are stated in ``warp_kernels/cable.py``.
+are stated in ``newton_tendon/kernels/cable.py``.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import warp as wp
 import newton_tendon as nt
 from newton_tendon import ModelFlags, TendonGuide, TendonGuideType
 from newton_tendon.solvers import SolverXPBD
-from warp_kernels.cable import span_length
-from warp_kernels.routing import TendonModel
+from newton_tendon.kernels.cable import span_length
+from newton_tendon.kernels.routing import TendonModel
 
 from .helpers import SOLVERS, quat_to_matrix
 

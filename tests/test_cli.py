@@ -67,8 +67,8 @@ def test_run_cable_example(capsys, tmp_path, monkeypatch):
     assert "exp(mu th)" in out
     assert "world-steps/s" in out
     # The progress/timing wrapper is gone again afterwards.
-    from examples import cable_capstan
-    from examples._common import CableExample
+    from newton_tendon.examples import cable_capstan
+    from newton_tendon.examples._common import CableExample
 
     assert "step" not in cable_capstan.Example.__dict__
     assert cable_capstan.Example.step is CableExample.step
@@ -88,7 +88,7 @@ def test_run_transmission_example_with_vbd_and_outputs(capsys, tmp_path):
     rc, out, _ = run_cli(
         capsys,
         "run",
-        "examples.transmission_suspended_load",  # module spelling accepted too
+        "newton_tendon.examples.transmission_suspended_load",  # module spelling accepted too
         "--frames",
         "2",
         "--worlds",
@@ -110,7 +110,7 @@ def test_run_transmission_example_with_vbd_and_outputs(capsys, tmp_path):
 
 def test_run_reports_a_failed_physics_check(capsys, monkeypatch, tmp_path):
     """An example whose test_final fails makes `run` exit 1 with the assertion's message."""
-    from examples import transmission_suspended_load as mod
+    from newton_tendon.examples import transmission_suspended_load as mod
 
     def failing(self):
         raise AssertionError("length off by 1 m")

@@ -1,4 +1,4 @@
-"""Tests of the narrow-phase contact slots in ``warp_kernels.collide``.
+"""Tests of the narrow-phase contact slots in ``newton_tendon.kernels.collide``.
 
 Device results (float32) are compared with float64 NumPy references written here. All queries of a test go
 through one launch of ``collide_slots_test_kernel``, so the module is compiled once for the whole file. The
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import warp as wp
 
-from warp_kernels import collide
-from warp_kernels.types import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_PLANE, SHAPE_SPHERE
+from newton_tendon.kernels import collide
+from newton_tendon.kernels.types import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_PLANE, SHAPE_SPHERE
 
 # float32 rounds at ~6e-8 relative; the shapes here are of unit size and a contact point goes through a few
 # rotations and sums, so device-vs-float64 differences stay around 1e-6. 2e-5 leaves room without hiding errors.

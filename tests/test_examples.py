@@ -53,7 +53,7 @@ def test_cable_capstan_long_run(device, solver):
     keeps its material and that a weight at its roller stays there, still passes. Before the end
     stop the weights were dragged round the roller: cable appeared (2 pi r) and the printed tensions
     made no sense."""
-    module = importlib.import_module("examples.cable_capstan")
+    module = importlib.import_module("newton_tendon.examples.cable_capstan")
     example = module.Example(device=device, solver=solver)
     for _ in range(200):
         example.step()
@@ -100,7 +100,7 @@ def test_example_cli_solver_flag(name, capsys):
 
 def test_example_worlds(device, solver):
     """Replicated worlds reach the same result as one (the checks run over every world)."""
-    from examples import cable_capstan
+    from newton_tendon.examples import cable_capstan
 
     example = cable_capstan.Example(device=device, world_count=2, solver=solver)
     assert example.world_count == 6

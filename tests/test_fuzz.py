@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 import newton_tendon as nt
 from newton_tendon import TendonGuide, TendonGuideType
 from newton_tendon.transmission import TendonPulley, TendonSite, TendonWrap
-from warp_kernels.cable import REST_LENGTH_FLOOR, STIFF_REPORT_COMPLIANCE, WRAP_TOLERANCE
+from newton_tendon.kernels.cable import REST_LENGTH_FLOOR, STIFF_REPORT_COMPLIANCE, WRAP_TOLERANCE
 
 from .helpers import SOLVERS, quat_to_matrix
 
@@ -1379,7 +1379,7 @@ _ONE_BODY_PATH = (
 # of spatial tendon 0 whose path ends on bodies 1 and 3. The XPBD pass solved them in parallel and
 # summed their corrections: N rows on one coordinate over-correct by 1 - N per pass (Jacobi), and
 # the body's speed grew ~1.1x per step to overflow (NaN at step 88). Mass splitting (each owner
-# sees n_b M_b^-1, warp_kernels.transmission) makes the pass a contraction; the body settles at the
+# sees n_b M_b^-1, newton_tendon.kernels.transmission) makes the pass a contraction; the body settles at the
 # rows' compromise, as on VBD.
 _CONFLICTING_RIGID_ROWS = (
     [

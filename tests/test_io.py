@@ -334,13 +334,13 @@ def _example_scene_classes():
     import importlib
     import pkgutil
 
-    import examples
+    from newton_tendon import examples
 
     out = []
     for m in sorted(pkgutil.iter_modules(examples.__path__), key=lambda m: m.name):
         if m.name.startswith("_"):
             continue
-        mod = importlib.import_module(f"examples.{m.name}")
+        mod = importlib.import_module(f"newton_tendon.examples.{m.name}")
         cls = getattr(mod, "Example", None) or getattr(mod, "Env", None)
         if cls is not None and hasattr(cls, "build_world"):
             out.append((m.name, cls))

@@ -7,7 +7,7 @@ import pytest
 import warp as wp
 
 import newton_tendon as nt
-from examples import env_finger, env_payload
+from newton_tendon.examples import env_finger, env_payload
 from newton_tendon import rl
 
 from .helpers import Sim
@@ -494,7 +494,7 @@ def test_payload_winch_lifts_by_commanded_length(device):
 
 def test_rollout_script_prints_table(capsys):
     """The random-policy rollout prints one env-steps/s row per run."""
-    from examples import rollout_random
+    from newton_tendon.examples import rollout_random
 
     rows = rollout_random.main(["--env", "payload", "--worlds", "4", "--steps", "3"])
     assert len(rows) == 1 and rows[0]["env_steps_per_s"] > 0

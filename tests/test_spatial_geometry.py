@@ -1,4 +1,4 @@
-"""Spatial transmission tendon geometry (``warp_kernels/spatial.py``, ``newton_tendon/transmission.py``).
+"""Spatial transmission tendon geometry (``newton_tendon/kernels/spatial.py``, ``newton_tendon/transmission.py``).
 
 Oracles: the independent float64 reference in ``tests/spatial_reference.py``, central finite
 differences of that reference for every reported gradient, the spec's worked pulley example and
@@ -23,7 +23,7 @@ from newton_tendon.transmission import (
     flatten_spatial_path,
     spatial_path_model,
 )
-from warp_kernels.spatial import SPATIAL_PULLEY, SPATIAL_SITE, spatial_tendon_geometry
+from newton_tendon.kernels.spatial import SPATIAL_PULLEY, SPATIAL_SITE, spatial_tendon_geometry
 
 from .spatial_reference import advance_poses, body_rotation, quat_matrix, route_info, tendon_length
 

@@ -2,7 +2,7 @@
 
 Spec references are to ``shared/spec/raisim-tendon-physics.txt`` ("physics") and
 ``raisim-tendons-overview.txt`` ("overview"); the discrete equations are stated in
-``warp_kernels/transmission.py``. Scenes use zero gravity unless the number needs it, so each check
+``newton_tendon/kernels/transmission.py``. Scenes use zero gravity unless the number needs it, so each check
 isolates one force element.
 """
 

@@ -1,4 +1,4 @@
-"""The transmission-tendon examples (``examples/transmission_*.py``) run and reach their physical results.
+"""The transmission-tendon examples (``newton_tendon/examples/transmission_*.py``) run and reach their physical results.
 
 Each example's own ``test_final`` holds the physics check (spec numbers or closed forms); it needs
 the example's full default run (1 to 3 s of simulated time, 0.7 to 2.5 s of CPU time each), so the
@@ -99,7 +99,7 @@ def test_example_cli_help(capsys):
 def test_example_worlds(device):
     """Replicated worlds (world-fixed sites and wraps moved to each world's place) reach the result
     of one world; the checks run over every world."""
-    from examples import transmission_cylinder_pulley as ex
+    from newton_tendon.examples import transmission_cylinder_pulley as ex
 
     example = ex.Example(device=device, world_count=3)
     assert example.model.transmission_count == 3
@@ -111,7 +111,7 @@ def test_example_worlds(device):
 
 def test_test_final_needs_the_full_run(device):
     """A run shorter than the check needs is refused with a message, not passed or failed silently."""
-    from examples import transmission_tension_command as ex
+    from newton_tendon.examples import transmission_tension_command as ex
 
     example = ex.Example(device=device)
     for _ in range(5):
@@ -124,7 +124,7 @@ def test_test_final_detects_wrong_physics(device):
     """The hoist's check fails when the counterweight is heavier than the scene says: the measured
     accelerations no longer match g (2 m_B - m_A)/(m_A + 4 m_B)."""
     import newton_tendon as nt
-    from examples import transmission_cylinder_pulley as ex
+    from newton_tendon.examples import transmission_cylinder_pulley as ex
 
     example = ex.Example(device=device)
     mass = example.model.body_mass.numpy()

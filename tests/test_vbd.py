@@ -25,7 +25,7 @@ import newton_tendon as nt
 from newton_tendon.demo import pendulum_chain
 from newton_tendon.solvers import SolverVBD
 from newton_tendon.transmission import TendonSite
-from warp_kernels import cable as cable_kernels
+from newton_tendon.kernels import cable as cable_kernels
 
 from .helpers import Sim, capture_steps, quat_to_matrix
 

@@ -17,23 +17,23 @@ import warp as wp
 
 def kernel_modules() -> list[str]:
     """Names of every Warp module that holds kernels: the files' own modules and the named modules
-    that kernels declare with ``@wp.kernel(module=...)`` (e.g. ``warp_kernels.cable_xpbd``)."""
-    import warp_kernels
+    that kernels declare with ``@wp.kernel(module=...)`` (e.g. ``newton_tendon.kernels.cable_xpbd``)."""
+    import newton_tendon.kernels
 
-    files = [f"warp_kernels.{m.name}" for m in pkgutil.iter_modules(warp_kernels.__path__)]
+    files = [f"newton_tendon.kernels.{m.name}" for m in pkgutil.iter_modules(newton_tendon.kernels.__path__)]
     # Host modules that define their own kernels, and the solvers (they select kernel variants).
     files += [
         "newton_tendon.solvers.base",
         "newton_tendon.solvers.xpbd",
         "newton_tendon.solvers.vbd",
-        "examples.env_finger",
-        "examples.env_payload",
+        "newton_tendon.examples.env_finger",
+        "newton_tendon.examples.env_payload",
     ]
     for name in files:
         importlib.import_module(name)
     from warp._src import context  # the registry of Warp modules (no public accessor in 1.19)
 
-    prefixes = ("warp_kernels", "newton_tendon", "examples")
+    prefixes = ("newton_tendon.kernels", "newton_tendon", "examples")
     return sorted(
         name for name, mod in context.user_modules.items() if name.startswith(prefixes) and len(mod.kernels) > 0
     )

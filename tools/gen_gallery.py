@@ -1,6 +1,6 @@
 """Regenerate the examples gallery: one picture per example, the demo's pictures and ``docs/gallery.md``.
 
-Every module of ``examples/`` (``newton-tendon list``) that defines a scene is built with one copy
+Every module of ``newton_tendon/examples/`` (``newton-tendon list``) that defines a scene is built with one copy
 of its world, stepped for a short while on the CPU, and drawn with
 ``newton_tendon.viewer.render_png`` at 480 x 360 pixels into ``docs/images/<example>.png``. The
 demo's snapshot and plots go to ``docs/images/demo*.png``. The page ``docs/gallery.md`` then shows
@@ -149,7 +149,7 @@ def gallery_markdown(names: list[str], docs: dict[str, str], seconds: dict[str, 
     lines = [
         "# Examples gallery",
         "",
-        "Every example in `examples/`, drawn by `newton_tendon.viewer.render_png` after a short run of one copy",
+        "Every example in `newton_tendon/examples/`, drawn by `newton_tendon.viewer.render_png` after a short run of one copy",
         "of its world. `tools/gen_gallery.py` makes these pictures and this page; run it again after changing",
         "an example. Each example also runs from the command line, prints a table of measured against expected",
         "numbers and checks its physics when it runs long enough:",
@@ -157,7 +157,7 @@ def gallery_markdown(names: list[str], docs: dict[str, str], seconds: dict[str, 
         "```bash",
         "newton-tendon list                                   # the examples, one line each",
         "newton-tendon run cable_capstan --solver vbd --worlds 64",
-        "python -m examples.cable_capstan --frames 40         # the same, from a checkout",
+        "python -m newton_tendon.examples.cable_capstan --frames 40         # the same, from a checkout",
         "```",
         "",
     ]

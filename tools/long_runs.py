@@ -71,7 +71,7 @@ def run_capstan(solver: str, minutes: float, device):
     weight runs into the roller (with the example's 3:1 masses one reaches it within 3 s, after which
     the route is degenerate: an end anchor on the roller), and the second weight swinging in the
     roller's plane."""
-    import examples.cable_capstan as capstan
+    import newton_tendon.examples.cable_capstan as capstan
 
     masses = capstan.M1, capstan.M2
     capstan.M1 = capstan.M2 = 1.0
@@ -111,7 +111,7 @@ def run_suspended(solver: str, minutes: float, device):
     """The suspended-load example: a damped pull-only spring and a constant 2 N tension command. The
     command is a constant force u along the length, so it has the potential -u l and the total
     (bodies + spring + command potential) can only fall while the spring rings down."""
-    from examples.transmission_suspended_load import Example
+    from newton_tendon.examples.transmission_suspended_load import Example
 
     ex = Example(device=device, solver=solver)
     ex.after_frame = lambda: None

@@ -1,4 +1,4 @@
-"""Solvers: launch sequences over the shared kernels in ``warp_kernels``."""
+"""Solvers: launch sequences over the shared kernels in ``newton_tendon.kernels``."""
 
 from .base import SolverBase
 from .vbd import SolverVBD

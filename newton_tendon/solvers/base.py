@@ -7,12 +7,12 @@ import os
 import numpy as np
 import warp as wp
 
-from warp_kernels import cable as cable_kernels
-from warp_kernels import contacts as contact_kernels
-from warp_kernels import joints as joint_kernels
-from warp_kernels import rigid as rigid_kernels
-from warp_kernels import transmission as tx
-from warp_kernels.types import BODY_KINEMATIC
+from newton_tendon.kernels import cable as cable_kernels
+from newton_tendon.kernels import contacts as contact_kernels
+from newton_tendon.kernels import joints as joint_kernels
+from newton_tendon.kernels import rigid as rigid_kernels
+from newton_tendon.kernels import transmission as tx
+from newton_tendon.kernels.types import BODY_KINEMATIC
 
 from .._float32 import FLOAT32_MAX as _FLOAT32_MAX
 from .._transmission_model import coupling_model_struct, transmission_model_struct, transmission_scratch
@@ -341,7 +341,7 @@ class SolverBase:
 
     def _init_rigid_scratch(self):
         """Constraint slots and per-step scratch (allocated once). Slot layout: joints, tendon
-        guides, transmission tendons and couplings (summed), then contacts (see warp_kernels.rigid)."""
+        guides, transmission tendons and couplings (summed), then contacts (see newton_tendon.kernels.rigid)."""
         m = self.model
         dev = self.device
         self._transmission_slot_base = 2 * m.joint_count + 2 * m.tendon_guide_count
@@ -473,7 +473,7 @@ class SolverBase:
 
     def _init_transmission_split(self):
         """Mass splitting of the transmission rows (SolverXPBD's Jacobi pass, see
-        ``warp_kernels.transmission``): allocated only where some body has slots of two owners
+        ``newton_tendon.kernels.transmission``): allocated only where some body has slots of two owners
         (tendons or couplings), so models without shared bodies run exactly as before."""
         m = self.model
         if not m.transmission_count or m.body_count == 0:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from warp_kernels import cable as cable_kernels
-from warp_kernels import rigid as rigid_kernels
-from warp_kernels import vbd as vbd_kernels
-from warp_kernels.contacts import ContactData
-from warp_kernels.types import BODY_KINEMATIC
+from newton_tendon.kernels import cable as cable_kernels
+from newton_tendon.kernels import rigid as rigid_kernels
+from newton_tendon.kernels import vbd as vbd_kernels
+from newton_tendon.kernels.contacts import ContactData
+from newton_tendon.kernels.types import BODY_KINEMATIC
 
 from ..collision import Contacts
 from ..model import Model, ModelFlags

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import warp as wp
 
-from warp_kernels import cable as cable_kernels
-from warp_kernels import contacts as contact_kernels
-from warp_kernels import joints as joint_kernels
-from warp_kernels import rigid as rigid_kernels
+from newton_tendon.kernels import cable as cable_kernels
+from newton_tendon.kernels import contacts as contact_kernels
+from newton_tendon.kernels import joints as joint_kernels
+from newton_tendon.kernels import rigid as rigid_kernels
 
 from ..collision import Contacts
 from ..model import Model

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
-from warp_kernels.types import GUIDE_ROLLER
+from newton_tendon.kernels.types import GUIDE_ROLLER
 
 DEFAULT_CABLE_WIDTH = 0.005
 """Drawing radius [m] of routed cables without a ``tendon_width`` custom attribute."""
@@ -554,7 +554,7 @@ class SceneGeometry:
     def _update_transmissions(self, state):
         m = self.model
         d = self._t
-        from warp_kernels.spatial import spatial_tendon_geometry
+        from newton_tendon.kernels.spatial import spatial_tendon_geometry
 
         out = self._tx_out
         wp.launch(

@@ -18,8 +18,8 @@ Physics checked (``test_final``, spec "Polynomial tendon couplings"):
   ``lambda = -m1 g``; cable 2's spring carries ``-k x`` and its total force is ``-m2 g``.
 
 Run:
-    python -m examples.transmission_coupled_cables
-    python -m examples.transmission_coupled_cables --worlds 16 --device cuda:0
+    python -m newton_tendon.examples.transmission_coupled_cables
+    python -m newton_tendon.examples.transmission_coupled_cables --worlds 16 --device cuda:0
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ Physics checked (``test_final``):
   cable over its series compliance, ``(tendon_length - tendon_total_cable) / (c1 + c2)``.
 
 Run:
-    python -m examples.cable_dynamic_roller --frames 150
-    python -m examples.cable_dynamic_roller --frames 150 --solver vbd
-    python -m examples.cable_dynamic_roller --frames 150 --worlds 64 --device cuda:0
+    python -m newton_tendon.examples.cable_dynamic_roller --frames 150
+    python -m newton_tendon.examples.cable_dynamic_roller --frames 150 --solver vbd
+    python -m newton_tendon.examples.cable_dynamic_roller --frames 150 --worlds 64 --device cuda:0
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ slots below ``S`` add up, contact corrections are averaged per body.
 
 import warp as wp
 
-from warp_kernels.math import apply_pose_delta, bounded_pose_delta
-from warp_kernels.types import BODY_KINEMATIC
+from newton_tendon.kernels.math import apply_pose_delta, bounded_pose_delta
+from newton_tendon.kernels.types import BODY_KINEMATIC
 
 wp.set_module_options({"enable_backward": False})
 

@@ -30,12 +30,12 @@ Units: f [N, N m], H [N/m, N, N m/rad], lambda [N] (linear rows) or [N m] (angul
 
 import warp as wp
 
-from warp_kernels.cable import TendonLinearization, linearized_tension, row_tension, single_row
-from warp_kernels.contacts import ContactData, pose_or_identity
-from warp_kernels.joints import JointModel, parent_pose
-from warp_kernels.math import bounded_pose_delta, quat_to_rotation_vector, twist_angle, world_inertia
-from warp_kernels.rigid import BodyModel, is_moving_body
-from warp_kernels.transmission import (
+from newton_tendon.kernels.cable import TendonLinearization, linearized_tension, row_tension, single_row
+from newton_tendon.kernels.contacts import ContactData, pose_or_identity
+from newton_tendon.kernels.joints import JointModel, parent_pose
+from newton_tendon.kernels.math import bounded_pose_delta, quat_to_rotation_vector, twist_angle, world_inertia
+from newton_tendon.kernels.rigid import BodyModel, is_moving_body
+from newton_tendon.kernels.transmission import (
     ROWS,
     CouplingModel,
     CouplingWork,
@@ -46,7 +46,7 @@ from warp_kernels.transmission import (
     coupling_jacobian,
     iterate_rate,
 )
-from warp_kernels.types import JOINT_BALL, JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
+from newton_tendon.kernels.types import JOINT_BALL, JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 
 wp.set_module_options({"enable_backward": False})
 
@@ -543,7 +543,7 @@ def slot_run_end(bodies: BodyModel, begin: int, end: int, bound: int):
 
 @wp.struct
 class VBDTransmissions:
-    """What the body sweep needs of transmission tendons and couplings (see warp_kernels.transmission)."""
+    """What the body sweep needs of transmission tendons and couplings (see newton_tendon.kernels.transmission)."""
 
     tm: TransmissionModel
     scratch: TransmissionScratch
@@ -676,13 +676,13 @@ def add_transmission(
     return add_twist_row(fx, ft, hxx, hxt, htt, jb, -p * inv_h, k * inv_h * inv_h)
 
 
-TRANSMISSION_MODULE = "warp_kernels.vbd_transmission"
+TRANSMISSION_MODULE = "newton_tendon.kernels.vbd_transmission"
 """Warp module of the kernels that involve transmission tendons, so that a model without them never
 compiles that code (a cold kernel cache compiles each Warp module on its first launch)."""
 wp.set_module_options({"enable_backward": False}, module=TRANSMISSION_MODULE)
 
 
-TENDON_MODULE = "warp_kernels.vbd_tendons"
+TENDON_MODULE = "newton_tendon.kernels.vbd_tendons"
 """Warp module of the body sweep for models whose only rows are routed-cable spans (no joints,
 contacts, transmission tendons or couplings), so that such a model compiles neither the other
 sweeps nor the joint and contact kernels."""

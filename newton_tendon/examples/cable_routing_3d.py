@@ -16,9 +16,9 @@ Physics checked (``test_final``):
   curvature of the weight's path, an involute of the roller).
 
 Run:
-    python -m examples.cable_routing_3d --frames 120
-    python -m examples.cable_routing_3d --frames 120 --solver vbd
-    python -m examples.cable_routing_3d --frames 120 --worlds 64 --device cuda:0
+    python -m newton_tendon.examples.cable_routing_3d --frames 120
+    python -m newton_tendon.examples.cable_routing_3d --frames 120 --solver vbd
+    python -m newton_tendon.examples.cable_routing_3d --frames 120 --worlds 64 --device cuda:0
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ Physics checked (``test_final``), with the capstan law ``T_tight <= exp(mu theta
 * mu = 0: both spans carry the same tension and ``a = (m1 - m2)/(m1 + m2) g``.
 
 Run:
-    python -m examples.cable_capstan --frames 40
-    python -m examples.cable_capstan --frames 40 --solver vbd
-    python -m examples.cable_capstan --frames 40 --worlds 100 --device cuda:0
+    python -m newton_tendon.examples.cable_capstan --frames 40
+    python -m newton_tendon.examples.cable_capstan --frames 40 --solver vbd
+    python -m newton_tendon.examples.cable_capstan --frames 40 --worlds 100 --device cuda:0
 
 ``--worlds`` counts copies of the three machines (3 x worlds Warp worlds in all).
 """

@@ -8,9 +8,9 @@ steps of uniform random actions in [-1, 1]. One environment step is ``frame_dt``
 the policy costs nearly nothing), with NumPy otherwise.
 
 Run:
-    python -m examples.rollout_random --worlds 64,1024 --steps 200
-    python -m examples.rollout_random --worlds 1,64 --graph on,off     # what graph replay saves on the CPU
-    python -m examples.rollout_random --env payload --device cuda:0 --worlds 1024,16384
+    python -m newton_tendon.examples.rollout_random --worlds 64,1024 --steps 200
+    python -m newton_tendon.examples.rollout_random --worlds 1,64 --graph on,off     # what graph replay saves on the CPU
+    python -m newton_tendon.examples.rollout_random --env payload --device cuda:0 --worlds 1024,16384
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import time
 import numpy as np
 import warp as wp
 
-ENVS = {"finger": "examples.env_finger", "payload": "examples.env_payload"}
+ENVS = {"finger": "newton_tendon.examples.env_finger", "payload": "newton_tendon.examples.env_payload"}
 """Environment names and their modules."""
 
 

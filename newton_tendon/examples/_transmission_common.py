@@ -1,4 +1,4 @@
-"""Scaffolding shared by the transmission-tendon examples (``examples/transmission_*.py``).
+"""Scaffolding shared by the transmission-tendon examples (``newton_tendon/examples/transmission_*.py``).
 
 An example subclasses :class:`TransmissionExample`, builds one world in
 :meth:`TransmissionExample.build_world` and fills in the hooks it needs. The base class replicates

@@ -15,8 +15,8 @@ damping"): above the spring interval the static balance is ``k (l - 1) + 2 = m g
 * limit force 0 (the 1.5 m bound never becomes active), spring energy ``k (l - 1)^2 / 2``.
 
 Run:
-    python -m examples.transmission_suspended_load
-    python -m examples.transmission_suspended_load --worlds 16 --device cuda:0
+    python -m newton_tendon.examples.transmission_suspended_load
+    python -m newton_tendon.examples.transmission_suspended_load --worlds 16 --device cuda:0
 """
 
 from __future__ import annotations

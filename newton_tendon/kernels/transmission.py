@@ -1,6 +1,6 @@
 """Transmission tendons: one scalar length coordinate per tendon and the force elements acting on it.
 
-A tendon's length ``l`` is routed (spatial tendons, ``warp_kernels.spatial``) or a weighted sum of
+A tendon's length ``l`` is routed (spatial tendons, ``newton_tendon.kernels.spatial``) or a weighted sum of
 joint coordinates ``l = sum_i c_i q_i`` (fixed tendons). Its Jacobian is stored per *transmission
 slot* as a 6-vector gradient ``J_s = dl/d(x, theta)`` of one body (COM translation, rotation):
 a spatial tendon owns one slot per path element, a fixed tendon two per joint term (parent, child).
@@ -43,10 +43,10 @@ Signs: F > 0 lengthens, tension T = -F.
 
 import warp as wp
 
-from warp_kernels.math import twist_angle, world_inv_inertia
-from warp_kernels.rigid import BodyModel, is_moving_body
-from warp_kernels.spatial import SpatialPathModel, spatial_route
-from warp_kernels.types import JOINT_REVOLUTE
+from newton_tendon.kernels.math import twist_angle, world_inv_inertia
+from newton_tendon.kernels.rigid import BodyModel, is_moving_body
+from newton_tendon.kernels.spatial import SpatialPathModel, spatial_route
+from newton_tendon.kernels.types import JOINT_REVOLUTE
 
 wp.set_module_options({"enable_backward": False})
 

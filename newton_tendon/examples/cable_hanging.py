@@ -8,9 +8,9 @@ Physics checked (``test_final``): at rest the span is a linear spring holding th
 stretch is ``m g c`` and the reported material tension ``(l - L)/c`` is ``m g``.
 
 Run:
-    python -m examples.cable_hanging --frames 300
-    python -m examples.cable_hanging --frames 300 --solver vbd
-    python -m examples.cable_hanging --frames 300 --worlds 16 --device cuda:0
+    python -m newton_tendon.examples.cable_hanging --frames 300
+    python -m newton_tendon.examples.cable_hanging --frames 300 --solver vbd
+    python -m newton_tendon.examples.cable_hanging --frames 300 --worlds 16 --device cuda:0
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ Observation per world (``Env.observer.columns`` names each column): joint angles
 [rad/s] scaled by 0.1, tendon lengths [m], tendon tensions / T_MAX, the goal [m].
 
 Run a random policy:
-    python -m examples.env_finger --worlds 64 --steps 100
+    python -m newton_tendon.examples.env_finger --worlds 64 --steps 100
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from examples._env_common import advance_episode, entity_index, launch_evaluate, launch_reset, run_random_policy
+from newton_tendon.examples._env_common import advance_episode, entity_index, launch_evaluate, launch_reset, run_random_policy
 from newton_tendon.rl import ObservationSpec, VecEnv
 
 BASE = (0.0, 0.0, 0.5)

@@ -57,7 +57,7 @@ Slots per pair (anything else, including plane-plane and every non-plane pair wi
 
 import warp as wp
 
-from warp_kernels.types import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_PLANE, SHAPE_SPHERE
+from newton_tendon.kernels.types import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_PLANE, SHAPE_SPHERE
 
 wp.set_module_options({"enable_backward": False})
 

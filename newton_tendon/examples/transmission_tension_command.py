@@ -24,8 +24,8 @@ Physics checked (``test_final``, spec "Actuator and activation dynamics"):
 * at the end both loads rest on the upper limit: total tension ``m g``, limit force ``-m g - F_act``.
 
 Run:
-    python -m examples.transmission_tension_command
-    python -m examples.transmission_tension_command --worlds 16 --device cuda:0
+    python -m newton_tendon.examples.transmission_tension_command
+    python -m newton_tendon.examples.transmission_tension_command --worlds 16 --device cuda:0
 """
 
 from __future__ import annotations

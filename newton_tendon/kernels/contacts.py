@@ -11,9 +11,9 @@ Extended Position Based Dynamics", SCA 2020, sections 3.5-3.6.
 
 import warp as wp
 
-from warp_kernels.collide import collide_slot
-from warp_kernels.math import point_inv_mass, world_inv_inertia
-from warp_kernels.rigid import BodyModel, is_moving_body
+from newton_tendon.kernels.collide import collide_slot
+from newton_tendon.kernels.math import point_inv_mass, world_inv_inertia
+from newton_tendon.kernels.rigid import BodyModel, is_moving_body
 
 wp.set_module_options({"enable_backward": False})
 

@@ -22,8 +22,8 @@ Limitation shown in ``docs/transmission.md``: a revolute coordinate is measured 
 rotation and wraps at +-pi, so this example keeps both angles inside (-pi, pi).
 
 Run:
-    python -m examples.transmission_fixed_joints
-    python -m examples.transmission_fixed_joints --worlds 16 --device cuda:0
+    python -m newton_tendon.examples.transmission_fixed_joints
+    python -m newton_tendon.examples.transmission_fixed_joints --worlds 16 --device cuda:0
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ action sets the drum's tension, ``Control.tendon_guide_winch_force = m g (1 + FO
 the policy pulls with a motor force and the drum pays out or reels in whatever cable that takes.
 
 Run a random policy:
-    python -m examples.env_payload --worlds 64 --steps 100
-    python -m examples.env_payload --worlds 64 --steps 100 --action force
+    python -m newton_tendon.examples.env_payload --worlds 64 --steps 100
+    python -m newton_tendon.examples.env_payload --worlds 64 --steps 100 --action force
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from examples._env_common import advance_episode, entity_index, launch_evaluate, launch_reset, run_random_policy
+from newton_tendon.examples._env_common import advance_episode, entity_index, launch_evaluate, launch_reset, run_random_policy
 from newton_tendon.rl import ObservationSpec, VecEnv
 
 ROLLER = (0.0, 0.0, 2.0)

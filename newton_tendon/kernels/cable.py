@@ -69,9 +69,9 @@ from typing import Any
 
 import warp as wp
 
-from warp_kernels.math import inv_inertia_quadratic, world_inv_inertia
-from warp_kernels.rigid import BodyModel, is_moving_body
-from warp_kernels.routing import (
+from newton_tendon.kernels.math import inv_inertia_quadratic, world_inv_inertia
+from newton_tendon.kernels.rigid import BodyModel, is_moving_body
+from newton_tendon.kernels.routing import (
     ROLLER_PAIR_WARM_ITERATIONS,
     TendonModel,
     bend_angle,
@@ -96,17 +96,17 @@ from warp_kernels.routing import (
 
 wp.set_module_options({"enable_backward": False})
 
-XPBD_MODULE = "warp_kernels.cable_xpbd"
+XPBD_MODULE = "newton_tendon.kernels.cable_xpbd"
 """Warp module of SolverXPBD's tendon pass; ``VBD_MODULE`` holds SolverVBD's. Each solver compiles
 only its own pass on a cold kernel cache (``finalize`` compiles only ``MEASURE_MODULE``)."""
-VBD_MODULE = "warp_kernels.cable_vbd"
+VBD_MODULE = "newton_tendon.kernels.cable_vbd"
 wp.set_module_options({"enable_backward": False}, module=XPBD_MODULE)
 wp.set_module_options({"enable_backward": False}, module=VBD_MODULE)
-MEASURE_MODULE = "warp_kernels.cable_measure"
+MEASURE_MODULE = "newton_tendon.kernels.cable_measure"
 """``measure_baseline`` alone: ``finalize`` compiles only it, and a solver compiles the step's
 modules (this one's ``begin_step`` and ``tendon_diagnostics`` among them) in parallel."""
 wp.set_module_options({"enable_backward": False}, module=MEASURE_MODULE)
-RESET_MODULE = "warp_kernels.cable_reset"
+RESET_MODULE = "newton_tendon.kernels.cable_reset"
 """The per-world tendon resets: compiled on the first ``reset``, not on the cold path to the first step."""
 wp.set_module_options({"enable_backward": False}, module=RESET_MODULE)
 
@@ -119,7 +119,7 @@ the rim. Above the 1e-6 m floor so that a stop which rebounds stays a stop: Solv
 back up to 1e-4 m of cable for a step, and with the tangent construction at that length a far point
 a few 1e-5 m outside the rim has its tangent point sqrt(2 r d), millimetres, along the rim; the
 step-start fold moved the material point there, and a weight stopped at its roller slid 15 mm round
-it (examples/cable_capstan, mu = 0). A link from the material point instead of the tangent point
+it (newton_tendon/examples/cable_capstan, mu = 0). A link from the material point instead of the tangent point
 changes a span this short by at most its length."""
 FLOOR_ROUNDING = wp.constant(1.0e-12)
 """Material [m] above the rest-length floor that a span is still taken to be at the floor with

@@ -9,9 +9,9 @@ Physics checked (``test_final``): the heavy weight accelerates at ``a = (m1 - m2
 ``T = 2 m1 m2 g / (m1 + m2)``.
 
 Run:
-    python -m examples.cable_pinhole --frames 45
-    python -m examples.cable_pinhole --frames 45 --solver vbd
-    python -m examples.cable_pinhole --frames 45 --worlds 64 --device cuda:0
+    python -m newton_tendon.examples.cable_pinhole --frames 45
+    python -m newton_tendon.examples.cable_pinhole --frames 45 --solver vbd
+    python -m newton_tendon.examples.cable_pinhole --frames 45 --worlds 64 --device cuda:0
 
 The light weight reaches its pinhole after about 0.9 s; from then on the cable end is stuck at
 the pinhole (a span never shrinks below 1e-6 m) and the machine stops. ``test_final`` only looks

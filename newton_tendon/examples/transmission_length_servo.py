@@ -17,8 +17,8 @@ The gains give a damping ratio ``kv / (2 sqrt(kp m)) = 1.34`` (no overshoot); th
 decays at ~9 /s, so 1 s per phase leaves well under 0.1 mm of the 0.4 m step.
 
 Run:
-    python -m examples.transmission_length_servo
-    python -m examples.transmission_length_servo --worlds 16 --device cuda:0
+    python -m newton_tendon.examples.transmission_length_servo
+    python -m newton_tendon.examples.transmission_length_servo --worlds 16 --device cuda:0
 """
 
 from __future__ import annotations

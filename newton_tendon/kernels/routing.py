@@ -24,7 +24,7 @@ Reference: Mueller, Chentanez, Jeschke, Macklin, "Cable Joints", SCA 2018 (route
 
 import warp as wp
 
-from warp_kernels.types import (
+from newton_tendon.kernels.types import (
     GUIDE_ANCHOR,
     GUIDE_FLAG_DYNAMIC,
     GUIDE_FLAG_WINCH,

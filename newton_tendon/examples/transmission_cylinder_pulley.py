@@ -25,8 +25,8 @@ mechanical advantage"):
   length gradient on the counterweight has norm 1/2, on the load 1.
 
 Run:
-    python -m examples.transmission_cylinder_pulley
-    python -m examples.transmission_cylinder_pulley --worlds 16 --device cuda:0
+    python -m newton_tendon.examples.transmission_cylinder_pulley
+    python -m newton_tendon.examples.transmission_cylinder_pulley --worlds 16 --device cuda:0
 """
 
 from __future__ import annotations

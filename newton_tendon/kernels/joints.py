@@ -21,13 +21,13 @@ Revolute and prismatic joints also carry a limit row (hard, unilateral) and a ta
 
 import warp as wp
 
-from warp_kernels.math import (
+from newton_tendon.kernels.math import (
     quat_to_rotation_vector,
     twist_angle,
     world_inv_inertia,
 )
-from warp_kernels.rigid import BodyModel, is_moving_body
-from warp_kernels.types import JOINT_BALL, JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
+from newton_tendon.kernels.rigid import BodyModel, is_moving_body
+from newton_tendon.kernels.types import JOINT_BALL, JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 
 wp.set_module_options({"enable_backward": False})
 
