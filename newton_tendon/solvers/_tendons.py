@@ -1,0 +1,195 @@
+"""Routed-tendon launchers of the solver base: controls, workspace, step start, diagnostics.
+
+``RoutedTendonLaunchers`` is a mixin of :class:`~newton_tendon.solvers.SolverBase`: it allocates the
+tendon diagnostics every tendon-capable solver reports (``tendon_length``,
+``tendon_segment_material_tension``, ...) and the scratch the shared cable kernels use, launches the
+step start (``begin_step``) and the end-of-step diagnostics of ``newton_tendon.kernels.cable``, and
+validates in-place tendon edits for ``notify_model_changed``. The solver's own tendon pass stays in
+the solver (``SolverXPBD``, ``SolverVBD``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import warp as wp
+
+from newton_tendon.kernels import cable as cable_kernels
+
+from ..finalize import update_tendon_baseline
+from ..state import State
+from ._chunking import chunked
+
+_TENDON_GEOMETRY = (
+    "tendon_start",
+    "tendon_guide_body",
+    "tendon_guide_type",
+    "tendon_guide_flags",
+    "tendon_guide_offset",
+    "tendon_guide_axis",
+    "tendon_guide_radius",
+    "tendon_guide_orientation",
+)
+"""Model arrays of the route topology and guide geometry, which cannot change once a solver is built."""
+
+
+class RoutedTendonLaunchers:
+    """Routed-tendon phases shared by every tendon-capable solver (a mixin of ``SolverBase``; uses its
+    ``model``, ``device``, ``_chunk`` and ``_tendons``)."""
+
+    def _init_tendon_controls(self, max_sweeps, settle_tol, activation_tol):
+        name = type(self).__name__
+        if isinstance(max_sweeps, bool) or not isinstance(max_sweeps, (int, np.integer)) or not 1 <= max_sweeps <= 256:
+            raise ValueError(f"{name}: tendon_max_sweeps must be an int in 1..256, got {max_sweeps!r}")
+        settle_tol = float(settle_tol)
+        if not np.isfinite(settle_tol) or settle_tol < 0.0:
+            raise ValueError(f"{name}: tendon_settle_tol must be finite and >= 0, got {settle_tol!r}")
+        activation_tol = float(activation_tol)
+        if not (0.0 <= activation_tol < 1.0):
+            raise ValueError(f"{name}: tendon_activation_tol must be in [0, 1), got {activation_tol!r}")
+        self.tendon_max_sweeps = int(max_sweeps)
+        """Maximum capstan material-relaxation sweeps per solver iteration (1..256)."""
+        self.tendon_settle_tol = settle_tol
+        """Relative tension change below which the sweeps stop early."""
+        self.tendon_activation_tol = activation_tol
+        """Radius-relative activation gap of dynamic rollers (hysteresis against chattering)."""
+
+        m = self.model
+        dev = self.device
+        ns, ng, nt = m.tendon_segment_count, m.tendon_guide_count, m.tendon_count
+        self.tendon_segment_lambda = wp.zeros(ns, dtype=float, device=dev)
+        """XPBD multiplier of each span's stretch row [N s^2] after the last step (0 on VBD)."""
+        self.tendon_segment_material_tension = wp.zeros(ns, dtype=float, device=dev)
+        """Tension per span [N]: constitutive (l - L)/c, or the tension the row applied for spans with
+        c <= 1e-6 m/N (their stretch is a few float32 ulps)."""
+        self.tendon_segment_damping_tension = wp.zeros(ns, dtype=float, device=dev)
+        """Signed damping tension per span [N]: d * dl/dt."""
+        self.tendon_segment_active = wp.zeros(ns, dtype=wp.int32, device=dev)
+        """1 where the segment slot holds a span of the current route."""
+        self.tendon_segment_active_compliance = wp.zeros(ns, dtype=float, device=dev)
+        """Compliance used for each active span [m/N] (a bypass span is the two authored spans in series)."""
+        self.tendon_segment_active_guide_l = wp.zeros(ns, dtype=wp.int32, device=dev)
+        """Left end guide of each active span (-1 if inactive)."""
+        self.tendon_segment_active_guide_r = wp.zeros(ns, dtype=wp.int32, device=dev)
+        """Right end guide of each active span (-1 if inactive)."""
+        self.tendon_segment_attachment_l = wp.zeros(ns, dtype=wp.vec3, device=dev)
+        """World left attachment point of each active span [m] (for drawing)."""
+        self.tendon_segment_attachment_r = wp.zeros(ns, dtype=wp.vec3, device=dev)
+        """World right attachment point of each active span [m] (for drawing)."""
+        self.tendon_guide_active = wp.zeros(ng, dtype=wp.int32, device=dev)
+        """1 where the guide is part of the route after the last step."""
+        self.tendon_guide_wrap = wp.zeros(ng, dtype=float, device=dev)
+        """Capstan angle per guide [rad]: a roller's wrap or a pinhole's bend angle."""
+        self.tendon_guide_wrap_error = wp.zeros(ng, dtype=wp.int32, device=dev)
+        """1 where a fixed roller's accepted wrap left [0, pi] at the last step start (not repaired)."""
+        self.tendon_total_cable = wp.zeros(nt, dtype=float, device=dev)
+        """Material per tendon [m]: sum of span rest lengths plus the cable on roller arcs."""
+        self.tendon_length = wp.zeros(nt, dtype=float, device=dev)
+        """Geometric length per tendon [m]: free spans plus wrapped arcs at the final pose."""
+
+        self._winch_idle = wp.zeros(ng, dtype=float, device=dev)
+        """Winch commands used when ``step`` gets no control (nothing paid out)."""
+        work = cable_kernels.TendonWork()
+        work.stretch0 = wp.zeros(ns, dtype=float, device=dev)
+        work.rest0 = wp.zeros(ns, dtype=float, device=dev)
+        work.lam = self.tendon_segment_lambda
+        work.lam_hat = wp.zeros(ns, dtype=float, device=dev)
+        work.stiff = wp.zeros(ns, dtype=float, device=dev)
+        work.xl = self.tendon_segment_attachment_l
+        work.xr = self.tendon_segment_attachment_r
+        work.ratio = wp.zeros(ng, dtype=float, device=dev)
+        work.run_first = wp.zeros(ns, dtype=wp.int32, device=dev)
+        work.run_flex = wp.zeros(ns, dtype=float, device=dev)
+        work.run_num = wp.zeros(ns, dtype=float, device=dev)
+        work.run_begin = wp.zeros(ns, dtype=wp.int32, device=dev)
+        work.run_end = wp.zeros(ns, dtype=wp.int32, device=dev)
+        work.run_scale = wp.zeros(ns, dtype=float, device=dev)
+        work.run_skip = wp.zeros(ns, dtype=wp.int32, device=dev)
+        work.wrap_error = self.tendon_guide_wrap_error
+        work.winch_force = wp.zeros(ng, dtype=float, device=dev)
+        self._tendon_work = work
+        diag = cable_kernels.TendonDiagnostics()
+        diag.material_tension = self.tendon_segment_material_tension
+        diag.damping_tension = self.tendon_segment_damping_tension
+        diag.seg_active = self.tendon_segment_active
+        diag.seg_compliance = self.tendon_segment_active_compliance
+        diag.guide_l = self.tendon_segment_active_guide_l
+        diag.guide_r = self.tendon_segment_active_guide_r
+        diag.guide_active = self.tendon_guide_active
+        diag.guide_wrap = self.tendon_guide_wrap
+        diag.total_cable = self.tendon_total_cable
+        diag.total_length = self.tendon_length
+        self._tendon_diag = diag
+        self._tendon_geo = cable_kernels.make_tendon_geometry(ng, ns, dev)
+        """Route geometry scratch (``cable.TendonGeometry``): written by ``begin_step`` and each tendon
+        pass, read by the passes and ``tendon_diagnostics``."""
+
+    def _begin_tendon_step(self, state_in: State, state_out: State, control=None):
+        m = self.model
+        if not m.tendon_count:
+            return
+        winch = self._winch_idle if control is None else control.tendon_guide_winch_length
+        winch_force = self._winch_idle if control is None else control.tendon_guide_winch_force
+        self.tendon_segment_lambda.zero_()
+        wp.launch(
+            cable_kernels.begin_step,
+            dim=chunked(m.tendon_count, self._chunk),
+            inputs=[
+                self._tendons,
+                m.tendon_count,
+                self._chunk,
+                self.tendon_activation_tol,
+                state_in.body_q,
+                m.tendon_segment_initial_rest_length,
+                m.tendon_guide_initial_active,
+                state_in.tendon_history,
+                winch,
+                winch_force,
+            ],
+            outputs=[state_out.tendon_history, self._tendon_work, self._tendon_geo],
+            device=self.device,
+        )
+
+    def _tendon_diagnostics(self, state: State, dt: float):
+        m = self.model
+        if not m.tendon_count:
+            return
+        wp.launch(
+            cable_kernels.tendon_diagnostics,
+            dim=chunked(m.tendon_count, self._chunk),
+            inputs=[
+                self._tendons,
+                m.tendon_count,
+                self._chunk,
+                dt,
+                state.body_q,
+                state.tendon_history,
+                self._tendon_work,
+                self._tendon_geo,
+            ],
+            outputs=[self._tendon_diag],
+            device=self.device,
+        )
+
+    def _check_tendon_properties(self):
+        """Validate in-place tendon edits; an edited rest length becomes the new reset baseline (written
+        by the returned function)."""
+        m = self.model
+        name = f"{type(self).__name__}.notify_model_changed"
+        if m.tendon_count == 0:
+            return lambda: None
+        for key, ref in self._tendon_geometry.items():
+            if not np.array_equal(getattr(m, key).numpy(), ref):
+                raise ValueError(
+                    f"{name}: model.{key} changed; route topology and guide geometry cannot change after the "
+                    "solver was built; rebuild the model and the solver"
+                )
+        for key in ("tendon_segment_compliance", "tendon_segment_damping", "tendon_guide_mu"):
+            v = getattr(m, key).numpy()
+            if not np.all(np.isfinite(v)) or np.any(v < 0.0):
+                i = int(np.nonzero(~np.isfinite(v) | (v < 0.0))[0][0])
+                raise ValueError(f"{name}: model.{key}[{i}] = {v[i]} must be finite and >= 0")
+        rest = m.tendon_segment_rest_length.numpy()
+        if not np.all(np.isfinite(rest)):
+            i = int(np.nonzero(~np.isfinite(rest))[0][0])
+            raise ValueError(f"{name}: model.tendon_segment_rest_length[{i}] must be finite")
+        return lambda: update_tendon_baseline(m)
