@@ -285,6 +285,9 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
             device=self.device,
         )
 
+    # ------------------------------------------------------------------------------------------
+    # The contract: step (each solver's), per-world reset, change notification
+
     def step(self, state_in: State, state_out: State, control, contacts, dt: float):
         raise NotImplementedError(f"{type(self).__name__} must implement step()")
 
