@@ -1,0 +1,153 @@
+"""Rigid bodies: their storage, ``add_body``/``add_link`` and how a merged builder's bodies are placed.
+
+Shapes add mass to a body afterwards (``newton_tendon.builder.shapes``); joints connect bodies
+(``newton_tendon.builder.joints``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from newton_tendon.kernels import types as T
+
+from .. import _hostmath as hm
+from .._float32 import check_range as check_float32_range
+from ..inertia import float32_mass_problem
+from ._checks import _flag, _label, _real, _vec3, _xform
+
+
+class BodyBuilder:
+    """Part of :class:`~newton_tendon.ModelBuilder`: the per-body lists and the methods that add bodies."""
+
+    def _init_bodies(self):
+        # Bodies.
+        self.body_q: list[tuple] = []
+        self.body_qd: list[tuple] = []
+        self.body_mass: list[float] = []
+        self.body_com: list[tuple] = []
+        self.body_inertia: list[np.ndarray] = []
+        self.body_flags: list[int] = []
+        self.body_lock_inertia: list[bool] = []
+        self.body_world: list[int] = []
+        self.body_label: list[str] = []
+        self.body_color: list[int] | None = None
+
+    @property
+    def body_count(self) -> int:
+        """Number of bodies added so far."""
+        return len(self.body_q)
+
+    def add_body(
+        self,
+        xform=None,
+        mass: float = 0.0,
+        inertia=None,
+        com=None,
+        is_kinematic: bool = False,
+        lock_inertia: bool = False,
+        label: str | None = None,
+        *,
+        velocity=None,
+    ) -> int:
+        """Add a rigid body free in space; returns its index.
+
+        Args:
+            xform: initial pose of the body frame in world (px, py, pz, qx, qy, qz, qw).
+            mass: mass [kg]; 0 makes the body immovable unless shapes with density add mass.
+            inertia: 3x3 inertia about the COM in body axes [kg m^2] (default zero).
+            com: centre of mass in the body frame [m].
+            is_kinematic: the body follows its velocity in ``State.body_qd`` and is not pushed by
+                constraints (infinite mass).
+            lock_inertia: shapes added later do not change mass, COM or inertia.
+            label: a name; defaults to ``body_<index>``.
+            velocity: keyword-only initial (linear, angular) velocity, six numbers, world frame.
+        """
+        owner = f"add_body(label={label!r})"
+        label = _label(owner, label, f"body_{self.body_count}")
+        is_kinematic = _flag(owner, "is_kinematic", is_kinematic)
+        lock_inertia = _flag(owner, "lock_inertia", lock_inertia)
+        xf = _xform(owner, "xform", xform)
+        m = _real(owner, "mass", mass, lo=0.0)
+        if inertia is None:
+            inertia_m = np.zeros((3, 3))
+        else:
+            if isinstance(inertia, (str, bytes)):
+                raise TypeError(f"{owner}: inertia must be a 3x3 matrix of numbers, got {type(inertia).__name__}")
+            try:
+                inertia_a = np.array(inertia, dtype=np.float64)
+            except TypeError:
+                raise TypeError(f"{owner}: inertia must be a 3x3 matrix of numbers, got {inertia!r}") from None
+            except ValueError:
+                raise ValueError(f"{owner}: inertia must be a 3x3 matrix, got {inertia!r}") from None
+            if inertia_a.size != 9:
+                raise ValueError(f"{owner}: inertia must be a 3x3 matrix, got {inertia_a.size} values")
+            inertia_m = inertia_a.reshape(3, 3)
+            if not np.all(np.isfinite(inertia_m)):
+                raise ValueError(f"{owner}: inertia must be finite")
+            if not np.allclose(inertia_m, inertia_m.T, atol=1e-9 * max(1.0, np.abs(inertia_m).max())):
+                raise ValueError(f"{owner}: inertia must be symmetric")
+            if np.linalg.eigvalsh(inertia_m).min() < -1e-12:
+                raise ValueError(f"{owner}: inertia must be positive semi-definite")
+            check_float32_range(owner, "inertia component", inertia_m)
+        c = (0.0, 0.0, 0.0) if com is None else _vec3(owner, "com", com)
+        if velocity is None:
+            qd = (0.0,) * 6
+        else:
+            try:
+                vals = tuple(float(v) for v in velocity)
+            except (TypeError, ValueError):
+                raise TypeError(f"{owner}: velocity must be six numbers (linear, angular), got {velocity!r}") from None
+            if len(vals) != 6 or not all(math.isfinite(v) for v in vals):
+                raise ValueError(f"{owner}: velocity must be six finite numbers (linear, angular)")
+            check_float32_range(owner, "velocity", vals)
+            qd = vals
+        problem = float32_mass_problem(m, inertia_m, m > 0.0 and not is_kinematic)
+        if problem is not None:
+            raise ValueError(f"{owner}: {problem}")
+        self.body_q.append(xf)
+        self.body_qd.append(qd)
+        self.body_mass.append(m)
+        self.body_com.append(c)
+        self.body_inertia.append(inertia_m)
+        self.body_flags.append(T.BODY_KINEMATIC if is_kinematic else 0)
+        self.body_lock_inertia.append(bool(lock_inertia))
+        self.body_world.append(self.current_world)
+        self.body_label.append(label)
+        self.body_color = None
+        return self.body_count - 1
+
+    def add_link(
+        self,
+        xform=None,
+        mass: float = 0.0,
+        inertia=None,
+        com=None,
+        is_kinematic: bool = False,
+        lock_inertia: bool = False,
+        label: str | None = None,
+        *,
+        velocity=None,
+    ) -> int:
+        """Add a body meant to be connected by joints (same arguments as :meth:`add_body`)."""
+        return self.add_body(xform, mass, inertia, com, is_kinematic, lock_inertia, label, velocity=velocity)
+
+    def _merge_bodies(self, other, xf, identity: bool, remap_world, label_prefix: str):
+        """Append ``other``'s bodies; their poses and velocities follow the placement ``xf``."""
+        rot = xf[3:]
+        for i in range(other.body_count):
+            q = other.body_q[i]
+            qd = other.body_qd[i]
+            if not identity:
+                q = hm.transform_mul(xf, q)
+                qd = (*hm.quat_rotate(rot, qd[:3]), *hm.quat_rotate(rot, qd[3:]))
+            self.body_q.append(q)
+            self.body_qd.append(qd)
+        self.body_mass.extend(other.body_mass)
+        self.body_com.extend(other.body_com)
+        self.body_inertia.extend(i.copy() for i in other.body_inertia)
+        self.body_flags.extend(other.body_flags)
+        self.body_lock_inertia.extend(other.body_lock_inertia)
+        self.body_world.extend(remap_world(w) for w in other.body_world)
+        self.body_label.extend(label_prefix + s for s in other.body_label)

@@ -1,0 +1,348 @@
+"""Collision shapes: their storage, ``add_shape_*``, the ground plane and collision filters.
+
+A shape with density or mass adds its mass properties to its body as it is added (unless the body
+locks its inertia). Which shape pairs may touch is decided at finalize
+(``newton_tendon.finalize``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from newton_tendon.kernels import types as T
+
+from .. import _hostmath as hm
+from .._float32 import check_range as check_float32_range
+from ..inertia import (
+    box_mass_properties,
+    capsule_mass_properties,
+    combine,
+    cylinder_mass_properties,
+    float32_mass_problem,
+    quat_to_matrix,
+    sphere_mass_properties,
+)
+from ._checks import _AXES, _flag, _index, _label, _real, _xform
+
+
+class ShapeBuilder:
+    """Part of :class:`~newton_tendon.ModelBuilder`: the per-shape lists, shape filter pairs and the
+    methods that add shapes."""
+
+    def _init_shapes(self):
+        # Shapes.
+        self.shape_type: list[int] = []
+        self.shape_body: list[int] = []
+        self.shape_transform: list[tuple] = []
+        self.shape_scale: list[tuple] = []
+        self.shape_mu: list[float] = []
+        self.shape_restitution: list[float] = []
+        self.shape_collision_group: list[int] = []
+        self.shape_has_collision: list[bool] = []
+        self.shape_world: list[int] = []
+        self.shape_label: list[str] = []
+        self.shape_filter_pairs: set[tuple[int, int]] = set()
+        self.body_filter_pairs: set[tuple[int, int]] = set()
+
+    @property
+    def shape_count(self) -> int:
+        """Number of shapes added so far."""
+        return len(self.shape_type)
+
+    def _add_shape(
+        self,
+        owner,
+        body,
+        shape_type,
+        xform,
+        scale,
+        density,
+        mass,
+        mu,
+        restitution,
+        collision_group,
+        has_collision,
+        label,
+        mass_props,
+    ):
+        body = _index(owner, "body", body, self.body_count, allow_world=True)
+        xf = _xform(owner, "xform", xform)
+        has_collision = _flag(owner, "has_collision", has_collision)
+        mu = _real(owner, "mu", mu, lo=0.0)
+        restitution = _real(owner, "restitution", restitution, lo=0.0)
+        if restitution > 1.0:
+            raise ValueError(f"{owner}: restitution must be <= 1, got {restitution}")
+        if isinstance(collision_group, bool) or not isinstance(collision_group, (int, np.integer)):
+            raise TypeError(f"{owner}: collision_group must be an int")
+        density = _real(owner, "density", density, lo=0.0)
+        if mass is not None:
+            mass = _real(owner, "mass", mass, lo=0.0)
+        label = _label(owner, label, f"shape_{self.shape_count}")
+        # Mass properties (computed before anything is appended).
+        shape_mass, shape_inertia = 0.0, np.zeros((3, 3))
+        if body >= 0 and not self.body_lock_inertia[body] and mass_props is not None:
+            m_unit, i_unit = mass_props(1.0)
+            if mass is not None:
+                scale_m = mass / m_unit if m_unit > 0.0 else 0.0
+            else:
+                scale_m = density
+            shape_mass, shape_inertia = m_unit * scale_m, i_unit * scale_m
+        combined = None
+        if shape_mass > 0.0:
+            r = quat_to_matrix(xf[3:])
+            combined = combine(
+                self.body_mass[body],
+                self.body_com[body],
+                self.body_inertia[body],
+                shape_mass,
+                xf[:3],
+                r @ shape_inertia @ r.T,
+            )
+            moving = (self.body_flags[body] & T.BODY_KINEMATIC) == 0
+            problem = float32_mass_problem(combined[0], combined[2], moving)
+            if problem is not None:
+                source = "mass" if mass is not None else "density"
+                raise ValueError(
+                    f"{owner}: the shape's mass {shape_mass:g} kg (from its {source} and size) leaves body "
+                    f"{self.body_label[body]!r} (index {body}) outside float32: {problem}"
+                )
+            check_float32_range(owner, f"body {self.body_label[body]!r} centre of mass", combined[1])
+        self.shape_type.append(shape_type)
+        self.shape_body.append(body)
+        self.shape_transform.append(xf)
+        self.shape_scale.append(scale)
+        self.shape_mu.append(mu)
+        self.shape_restitution.append(restitution)
+        self.shape_collision_group.append(int(collision_group))
+        self.shape_has_collision.append(bool(has_collision))
+        self.shape_world.append(self.body_world[body] if body >= 0 else self.current_world)
+        self.shape_label.append(label)
+        if combined is not None:
+            m, c, i = combined
+            self.body_mass[body] = m
+            self.body_com[body] = tuple(float(v) for v in c)
+            self.body_inertia[body] = i
+        return self.shape_count - 1
+
+    def add_shape_sphere(
+        self,
+        body: int,
+        xform=None,
+        radius: float = 1.0,
+        *,
+        density: float = 1000.0,
+        mass=None,
+        mu: float = 0.5,
+        restitution: float = 0.0,
+        collision_group: int = 0,
+        has_collision: bool = True,
+        label: str | None = None,
+    ) -> int:
+        """Attach a solid sphere to ``body`` (-1 = world); ``density`` [kg/m^3] or ``mass`` [kg] adds to the body."""
+        owner = f"add_shape_sphere(label={label!r})"
+        r = _real(owner, "radius", radius, lo=0.0, lo_open=True)
+        return self._add_shape(
+            owner,
+            body,
+            T.SHAPE_SPHERE,
+            xform,
+            (r, 0.0, 0.0),
+            density,
+            mass,
+            mu,
+            restitution,
+            collision_group,
+            has_collision,
+            label,
+            lambda d: sphere_mass_properties(d, r),
+        )
+
+    def add_shape_box(
+        self,
+        body: int,
+        xform=None,
+        hx: float = 0.5,
+        hy: float = 0.5,
+        hz: float = 0.5,
+        *,
+        density: float = 1000.0,
+        mass=None,
+        mu: float = 0.5,
+        restitution: float = 0.0,
+        collision_group: int = 0,
+        has_collision: bool = True,
+        label: str | None = None,
+    ) -> int:
+        """Attach a solid box with half extents (hx, hy, hz) [m] to ``body``."""
+        owner = f"add_shape_box(label={label!r})"
+        h = tuple(_real(owner, n, v, lo=0.0, lo_open=True) for n, v in (("hx", hx), ("hy", hy), ("hz", hz)))
+        return self._add_shape(
+            owner,
+            body,
+            T.SHAPE_BOX,
+            xform,
+            h,
+            density,
+            mass,
+            mu,
+            restitution,
+            collision_group,
+            has_collision,
+            label,
+            lambda d: box_mass_properties(d, *h),
+        )
+
+    def add_shape_capsule(
+        self,
+        body: int,
+        xform=None,
+        radius: float = 0.5,
+        half_height: float = 0.5,
+        *,
+        density: float = 1000.0,
+        mass=None,
+        mu: float = 0.5,
+        restitution: float = 0.0,
+        collision_group: int = 0,
+        has_collision: bool = True,
+        label: str | None = None,
+    ) -> int:
+        """Attach a capsule along the shape's local Z (segment half length ``half_height`` [m])."""
+        owner = f"add_shape_capsule(label={label!r})"
+        r = _real(owner, "radius", radius, lo=0.0, lo_open=True)
+        hh = _real(owner, "half_height", half_height, lo=0.0)
+        return self._add_shape(
+            owner,
+            body,
+            T.SHAPE_CAPSULE,
+            xform,
+            (r, hh, 0.0),
+            density,
+            mass,
+            mu,
+            restitution,
+            collision_group,
+            has_collision,
+            label,
+            lambda d: capsule_mass_properties(d, r, hh),
+        )
+
+    def add_shape_cylinder(
+        self,
+        body: int,
+        xform=None,
+        radius: float = 0.5,
+        half_height: float = 0.5,
+        *,
+        density: float = 1000.0,
+        mass=None,
+        mu: float = 0.5,
+        restitution: float = 0.0,
+        collision_group: int = 0,
+        has_collision: bool = True,
+        label: str | None = None,
+    ) -> int:
+        """Attach a solid cylinder along the shape's local Z. It collides with planes only."""
+        owner = f"add_shape_cylinder(label={label!r})"
+        r = _real(owner, "radius", radius, lo=0.0, lo_open=True)
+        hh = _real(owner, "half_height", half_height, lo=0.0, lo_open=True)
+        return self._add_shape(
+            owner,
+            body,
+            T.SHAPE_CYLINDER,
+            xform,
+            (r, hh, 0.0),
+            density,
+            mass,
+            mu,
+            restitution,
+            collision_group,
+            has_collision,
+            label,
+            lambda d: cylinder_mass_properties(d, r, hh),
+        )
+
+    def add_shape_plane(
+        self,
+        body: int = -1,
+        xform=None,
+        width: float = 0.0,
+        length: float = 0.0,
+        *,
+        mu: float = 0.5,
+        restitution: float = 0.0,
+        collision_group: int = 0,
+        has_collision: bool = True,
+        label: str | None = None,
+    ) -> int:
+        """Attach a plane with normal along the shape's local +Z; width/length 0 make it infinite. Massless."""
+        owner = f"add_shape_plane(label={label!r})"
+        w = _real(owner, "width", width, lo=0.0)
+        ln = _real(owner, "length", length, lo=0.0)
+        return self._add_shape(
+            owner,
+            body,
+            T.SHAPE_PLANE,
+            xform,
+            (0.5 * w, 0.5 * ln, 0.0),
+            0.0,
+            None,
+            mu,
+            restitution,
+            collision_group,
+            has_collision,
+            label,
+            None,
+        )
+
+    def add_ground_plane(
+        self, height: float = 0.0, *, mu: float = 0.5, restitution: float = 0.0, label: str = "ground"
+    ) -> int:
+        """Add an infinite static ground plane through ``height`` [m] along the up axis, shared by all worlds."""
+        owner = f"add_ground_plane(label={label!r})"
+        h = _real(owner, "height", height)
+        axis = _AXES[self.up_axis]
+        p = [0.0, 0.0, 0.0]
+        p[axis] = h
+        rot = {
+            0: hm.quat_from_axis_angle((0, 1, 0), math.pi / 2),
+            1: hm.quat_from_axis_angle((1, 0, 0), -math.pi / 2),
+            2: (0.0, 0.0, 0.0, 1.0),
+        }[axis]
+        saved = self.current_world
+        self.current_world = -1
+        try:
+            return self.add_shape_plane(-1, (*p, *rot), mu=mu, restitution=restitution, label=label)
+        finally:
+            self.current_world = saved
+
+    def add_shape_collision_filter_pair(self, shape_a: int, shape_b: int):
+        """Never generate contacts between these two shapes."""
+        a = _index("add_shape_collision_filter_pair", "shape_a", shape_a, self.shape_count, allow_world=False)
+        b = _index("add_shape_collision_filter_pair", "shape_b", shape_b, self.shape_count, allow_world=False)
+        if a == b:
+            raise ValueError(f"add_shape_collision_filter_pair: shape_a and shape_b must differ, both are {a}")
+        self.shape_filter_pairs.add((min(a, b), max(a, b)))
+
+    def _merge_shapes(self, other, xf, identity: bool, remap_world, label_prefix: str, b0: int, s0: int):
+        """Append ``other``'s shapes and filter pairs (shape indices shifted by ``s0``, bodies by ``b0``);
+        world-attached shapes follow the placement ``xf``."""
+        for i in range(other.shape_count):
+            b = other.shape_body[i]
+            t = other.shape_transform[i]
+            if b < 0 and not identity:
+                t = hm.transform_mul(xf, t)
+            self.shape_body.append(b + b0 if b >= 0 else -1)
+            self.shape_transform.append(t)
+        self.shape_type.extend(other.shape_type)
+        self.shape_scale.extend(other.shape_scale)
+        self.shape_mu.extend(other.shape_mu)
+        self.shape_restitution.extend(other.shape_restitution)
+        self.shape_collision_group.extend(other.shape_collision_group)
+        self.shape_has_collision.extend(other.shape_has_collision)
+        self.shape_world.extend(remap_world(w) for w in other.shape_world)
+        self.shape_label.extend(label_prefix + s for s in other.shape_label)
+        self.shape_filter_pairs.update((a + s0, b + s0) for a, b in other.shape_filter_pairs)
+        self.body_filter_pairs.update((a + b0, b + b0) for a, b in other.body_filter_pairs)
