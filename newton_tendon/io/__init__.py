@@ -39,15 +39,15 @@ import numpy as np
 from newton_tendon.kernels import types as T
 from newton_tendon.kernels.spatial import SPATIAL_PULLEY, SPATIAL_SITE
 
-from ._transmission_builder import (
+from .._transmission_builder import (
     TRANSMISSION_FIXED,
     TRANSMISSION_PROPERTIES,
     TRANSMISSION_SPATIAL,
     check_transmission_properties,
 )
-from .builder import ModelBuilder
-from .tendon import AttributeFrequency, CustomAttribute, TendonGuideFlags, TendonGuideType
-from .transmission import SPATIAL_PATH_KEYS, WRAP_KINDS, TendonPulley, TendonSite, TendonWrap, flatten_spatial_path
+from ..builder import ModelBuilder
+from ..tendon import AttributeFrequency, CustomAttribute, TendonGuideFlags, TendonGuideType
+from ..transmission import SPATIAL_PATH_KEYS, WRAP_KINDS, TendonPulley, TendonSite, TendonWrap, flatten_spatial_path
 
 FORMAT_NAME = "newton_tendon"
 """Value of the document's ``format`` field."""
