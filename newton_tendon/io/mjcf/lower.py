@@ -1,4 +1,4 @@
-"""MuJoCo lowering of routed cables (``lower_tendons``, re-exported by ``newton_tendon.mjcf``).
+"""MuJoCo lowering of routed cables (``lower_tendons``, exported by ``newton_tendon.io.mjcf``).
 
 ``lower_tendons`` writes the MuJoCo-compatible subset of a finalized model's routed cables
 (anchors and frictionless pinholes as sites, frictionless fixed rollers as cylinder wrap geoms with
@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .inertia import quat_to_matrix
+from newton_tendon.inertia import quat_to_matrix
 
 _PLANE_TOL = 1.0e-6
 """Relative distance [-] a roller's neighbour may lie off the roller plane (float32 poses)."""

@@ -1,0 +1,344 @@
+"""The kinematic tree: ``<body>`` and ``<frame>`` elements collected in document order, then
+emitted as builder bodies (with ``<inertial>``) and their ``<joint>``/``<freejoint>``, one
+articulation per tree under ``<worldbody>``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from newton_tendon import _hostmath as hm
+from newton_tendon.inertia import check_inertia_triangle, quat_to_matrix
+
+from .attributes import _IDENTITY_Q
+from .document import MJ_MINVAL, MJ_TRIANGLE_RTOL, _q, logger
+from .geoms import geom, site
+
+# -- kinematic tree: collect -----------------------------------------------------------------
+
+
+def collect(imp, el, parent_entry, rel_frame, world_frame, cls, out, root_level=False):
+    """Walk a <worldbody>'s tree in document order. Each level is (its children, the enclosing
+    body entry or -1, ``rel_frame``: the level's frame relative to the enclosing body's frame,
+    ``world_frame``: that frame in world, default class, the list bodies are appended to, whether
+    bodies here are children of <worldbody>). An explicit stack instead of recursion keeps deep
+    (but legal) nesting from overflowing Python's stack."""
+    stack = [(iter(el.children), parent_entry, rel_frame, world_frame, cls, out, root_level)]
+    while stack:
+        it, parent_entry, rel_frame, world_frame, cls, out, root_level = stack[-1]
+        c = next(it, None)
+        if c is None:
+            stack.pop()
+            continue
+        if c.tag == "body":
+            a = imp.attrs(c, cls)
+            imp.zero(c, a, "gravcomp", why="(gravity compensation) is not supported")
+            mocap = imp.choice(c, a, "mocap", ("true", "false"), "false") == "true"
+            local = hm.transform_mul(rel_frame, imp.pose(c, a))
+            entry = {
+                "el": c,
+                "name": a.get("name"),
+                "parent": parent_entry,
+                "local": local,
+                "mocap": mocap,
+                "joints": [],
+                "geoms": [],
+                "sites": [],
+                "inertial": None,
+                "children": [],
+                "root": root_level,
+            }
+            if mocap and not root_level:
+                imp.fail(c, "mocap bodies must be children of <worldbody>")
+            child_cls = a.get("childclass", cls)
+            if child_cls is not None and child_cls not in imp.defaults:
+                imp.fail(c, f"unknown childclass {_q(child_cls)}")
+            out.append(entry)
+            # Items directly in the body are relative to the body frame.
+            stack.append((iter(c.children), entry, hm.IDENTITY, hm.IDENTITY, child_cls, entry["children"], False))
+        elif c.tag == "frame":
+            a = imp.attrs(c, cls)
+            fcls = a.get("childclass", cls)
+            if fcls is not None and fcls not in imp.defaults:
+                imp.fail(c, f"unknown childclass {_q(fcls)}")
+            fpose = imp.pose(c, a)
+            stack.append(
+                (
+                    iter(c.children),
+                    parent_entry,
+                    hm.transform_mul(rel_frame, fpose),
+                    hm.transform_mul(world_frame, fpose),
+                    fcls,
+                    out,
+                    root_level,
+                )
+            )
+        elif parent_entry == -1 and c.tag in ("geom", "site"):
+            item(imp, c, cls, None, rel_frame, world_frame)
+        elif parent_entry != -1 and c.tag in ("geom", "site", "joint", "freejoint", "inertial"):
+            item(imp, c, cls, parent_entry, rel_frame, None)
+        elif c.tag in ("camera", "light"):
+            logger.debug("%s: ignored (visual)", imp.doc.where(c))
+        else:
+            imp.fail(c, "unsupported element here")
+
+
+def item(imp, el, cls, entry, rel_frame, world_frame):
+    """A ``<geom>``, ``<site>``, ``<joint>``/``<freejoint>`` or ``<inertial>`` met by ``collect``: its
+    attributes (over the default class) and frame wait on its body entry (geoms and sites of
+    ``<worldbody>`` on the importer) until the body is emitted."""
+    a = imp.attrs(el, cls)
+    if el.tag == "joint" or el.tag == "freejoint":
+        if rel_frame != hm.IDENTITY:
+            # Joints inside a <frame>: fold the frame into the joint position and axis.
+            a = dict(a)
+            a["_frame"] = rel_frame
+        entry["joints"].append((el, a))
+    elif el.tag == "inertial":
+        if entry["inertial"] is not None:
+            imp.fail(el, "a body has at most one <inertial>")
+        entry["inertial"] = (el, a, rel_frame)
+    elif el.tag == "geom":
+        target = entry["geoms"] if entry is not None else imp.world_geoms
+        target.append((el, a, rel_frame if entry is not None else world_frame))
+    else:
+        target = entry["sites"] if entry is not None else imp.world_sites
+        target.append((el, a, rel_frame if entry is not None else world_frame))
+
+
+# -- kinematic tree: emit --------------------------------------------------------------------
+
+
+def emit_bodies(imp, roots):
+    """The world's geoms and sites, then each tree under ``<worldbody>`` depth first in document order;
+    the joints of one tree form one articulation."""
+    b = imp.scratch
+    for el, a, frame in imp.world_geoms:
+        geom(imp, el, a, -1, frame)
+    for el, a, frame in imp.world_sites:
+        site(imp, el, a, -1, frame)
+    for entry in roots:
+        j_first = b.joint_count
+        # Depth first in document order, with an explicit stack (no recursion limit on depth).
+        todo = [(entry, -1, hm.IDENTITY)]
+        while todo:
+            node, parent_index, parent_world = todo.pop()
+            body, world = emit_body(imp, node, parent_index, parent_world)
+            todo.extend((child, body, world) for child in reversed(node["children"]))
+        if b.joint_count > j_first:
+            b.add_articulation(list(range(j_first, b.joint_count)), label=entry["name"])
+
+
+def emit_body(imp, entry, parent_index, parent_world):
+    """Add one body (its geoms, sites and joint); returns its scratch index and world pose."""
+    b = imp.scratch
+    el = entry["el"]
+    world = hm.transform_mul(parent_world, entry["local"])
+    mass, inertia, com, lock = 0.0, None, None, False
+    use_inertial = entry["inertial"] is not None and imp.inertiafromgeom != "true"
+    if imp.inertiafromgeom == "false" and entry["inertial"] is None and entry["joints"]:
+        imp.fail(el, "inertiafromgeom='false' but the body has no <inertial>")
+    if use_inertial:
+        mass, inertia, com, lock = inertial(imp, *entry["inertial"])
+    owner = imp.doc.where(el)
+    try:
+        body = b.add_link(
+            xform=world,
+            mass=mass,
+            inertia=inertia,
+            com=com,
+            is_kinematic=entry["mocap"],
+            lock_inertia=lock,
+            label=entry["name"],
+        )
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{owner}: {e}") from None
+    if entry["name"] is not None:
+        if entry["name"] in imp.body_index:
+            imp.fail(el, "duplicate body name")
+        imp.body_index[entry["name"]] = body
+    # Geoms first (they may add mass), then the joint.
+    for gel, ga, frame in entry["geoms"]:
+        geom(imp, gel, ga, body, frame)
+    for sel, sa, frame in entry["sites"]:
+        site(imp, sel, sa, body, frame)
+    parent_xform_base = entry["local"] if parent_index >= 0 else world
+    joint(imp, entry, body, parent_index, parent_xform_base)
+    return body, world
+
+
+def inertial(imp, iel, ia, frame):
+    """An ``<inertial>`` (element, attributes, frame relative to the body): mass [kg], inertia about
+    the centre of mass in body axes [kg m^2], centre of mass in the body frame [m] and whether the
+    inertia is locked (it is: geoms add no mass to a body with an ``<inertial>``)."""
+    mass = imp.real(iel, ia, "mass", None, lo=0.0)
+    if mass is None:
+        imp.fail(iel, "attribute mass is required")
+    ipose = hm.transform_mul(frame, imp.pose(iel, ia))
+    if "diaginertia" in ia and "fullinertia" in ia:
+        imp.fail(iel, "give diaginertia or fullinertia, not both")
+    if "fullinertia" in ia:
+        xx, yy, zz, xy, xz, yz = imp.floats(iel, ia, "fullinertia", 6)
+        local_i = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    elif "diaginertia" in ia:
+        local_i = np.diag(imp.floats(iel, ia, "diaginertia", 3))
+    else:
+        imp.fail(iel, "diaginertia or fullinertia is required")
+    key = "fullinertia" if "fullinertia" in ia else "diaginertia"
+    # MuJoCo checks the triangle inequality in float64 without slack; only eigenvalue round-off
+    # (a rotated thin disk sits exactly on the bound) is forgiven here.
+    imp._add(iel, check_inertia_triangle, f"attribute {key}={_q(ia[key])}", local_i, MJ_TRIANGLE_RTOL)
+    r = quat_to_matrix(ipose[3:])
+    inertia = r @ local_i @ r.T
+    com = ipose[:3]
+    return mass, inertia, com, True
+
+
+def joint(imp, entry, body, parent, parent_base):
+    """The ``<joint>`` or ``<freejoint>`` of a body (at most one). Hinge and slide joints become
+    revolute and prismatic joints with their limits and spring, the gains of a joint actuator folded
+    in; ball and free joints map directly (a free joint is welded with ``floating=False``). A body
+    without one is welded to its parent (a root gets a free joint with ``floating=True``; a mocap
+    body gets no joint)."""
+    b = imp.scratch
+    el = entry["el"]
+    joints = entry["joints"]
+    if len(joints) > 1:
+        imp.fail(
+            el,
+            f"has {len(joints)} joints; only one joint per body is supported (split the body into "
+            "a chain of bodies with one joint each)",
+        )
+    if entry["mocap"] and joints:
+        imp.fail(el, "a mocap body cannot have joints")
+    if not joints:
+        if entry["mocap"]:
+            return
+        if entry["root"] and imp.floating:
+            check_moving_body(imp, el, body)
+            imp._add(el, b.add_joint_free, body, label=entry["name"])
+            return
+        if parent >= 0 and b.body_mass[body] == 0.0 and b.body_mass[parent] > 0.0:
+            imp.fail(
+                el,
+                "has no joint and no mass: welding a massless body to a moving parent would make it "
+                "immovable here; give it mass or move its geoms and sites into the parent",
+            )
+        imp._add(el, b.add_joint_fixed, parent, body, parent_base, label=entry["name"])
+        return
+    jel, ja = joints[0]
+    check_moving_body(imp, el, body)
+    frame = ja.pop("_frame", hm.IDENTITY)
+    jtype = (
+        "free" if jel.tag == "freejoint" else imp.choice(jel, ja, "type", ("hinge", "slide", "ball", "free"), "hinge")
+    )
+    name = ja.get("name")
+    label = name if name is not None else None
+    if jtype == "free":
+        if not entry["root"]:
+            imp.fail(jel, "a free joint is only allowed on a child of <worldbody>")
+        if jel.tag == "freejoint" and ja.get("align", "false") not in ("false", "auto"):
+            imp.fail(jel, "align='true' is not supported")
+        if imp.floating is False:
+            j = imp._add(jel, b.add_joint_fixed, -1, body, parent_base, label=label)
+        else:
+            j = imp._add(jel, b.add_joint_free, body, label=label)
+        _register_joint(imp, jel, name, j, jtype)
+        return
+    for k in ("ref", "margin", "frictionloss"):
+        imp.zero(jel, ja, k, why="is not supported on joints")
+    if imp.flag(jel, ja, "actuatorfrclimited", "auto") == "true" or (
+        "actuatorfrcrange" in ja and imp.flag(jel, ja, "actuatorfrclimited", "auto") == "auto" and imp.autolimits
+    ):
+        imp.fail(jel, "actuatorfrcrange (a bound on actuator forces) is not supported")
+    if ja.get("springdamper") is not None:
+        imp.zero(jel, ja, "springdamper", why="is not supported")
+    if ja.get("actuatorgravcomp", "false") != "false":
+        imp.fail(jel, "actuatorgravcomp is not supported")
+    jpos = imp.floats(jel, ja, "pos", 3, default=(0.0, 0.0, 0.0))
+    jpos = hm.transform_point(frame, jpos)
+    child_xform = (*jpos, *_IDENTITY_Q)
+    parent_xform = hm.transform_mul(parent_base, child_xform)
+    if jtype == "ball":
+        if imp.limited_range(jel, ja, "limited", "range") is not None:
+            imp.fail(jel, "ball joint limits (a cone) are not supported")
+        for k in ("damping", "stiffness", "armature"):
+            imp.zero(jel, ja, k, why="is not supported on ball joints")
+        if name in imp.joint_drive:
+            imp.fail(jel, "actuators on ball joints are not supported")
+        j = imp._add(jel, b.add_joint_ball, parent, body, parent_xform, child_xform, label=label)
+        _register_joint(imp, jel, name, j, jtype)
+        return
+    axis = imp.floats(jel, ja, "axis", 3, default=(0.0, 0.0, 1.0))
+    if math.hypot(*axis) < 1e-12:
+        imp.fail(jel, "axis must be nonzero")
+    axis = hm.quat_rotate(frame[3:], axis)
+    scale = imp.angle_scale if jtype == "hinge" else 1.0
+    lo = hi = None
+    rng = imp.limited_range(jel, ja, "limited", "range")
+    if rng is not None:
+        lo, hi = rng[0] * scale, rng[1] * scale
+    stiffness = imp.real(jel, ja, "stiffness", lo=0.0)
+    damping = imp.real(jel, ja, "damping", lo=0.0)
+    armature = imp.real(jel, ja, "armature", lo=0.0)
+    springref = imp.real(jel, ja, "springref") * scale
+    if jtype == "slide" and armature != 0.0:
+        imp.fail(jel, "armature on a slide joint is not supported (maximal coordinates); add the mass to the body")
+    ke, kd = stiffness, damping
+    target_pos, target_vel = springref if stiffness > 0.0 else 0.0, 0.0
+    drive = imp.joint_drive.get(name) if name is not None else None
+    if drive is not None:
+        if drive.get("ke", 0.0) > 0.0 and stiffness > 0.0:
+            imp.fail(jel, f"joint stiffness and the position actuator {_q(drive['name'])} both set its stiffness")
+        if drive.get("velocity_servo") and damping > 0.0:
+            imp.fail(jel, f"joint damping and the velocity actuator {_q(drive['name'])} both set its damping")
+        ke += drive.get("ke", 0.0)
+        kd += drive.get("kd", 0.0)
+    add = b.add_joint_revolute if jtype == "hinge" else b.add_joint_prismatic
+    j = imp._add(
+        jel,
+        add,
+        parent,
+        body,
+        parent_xform,
+        child_xform,
+        axis,
+        limit_lower=lo,
+        limit_upper=hi,
+        target_pos=target_pos,
+        target_vel=target_vel,
+        target_ke=ke,
+        target_kd=kd,
+        armature=armature,
+        label=label,
+    )
+    _register_joint(imp, jel, name, j, jtype)
+
+
+def check_moving_body(imp, el, body):
+    """MuJoCo 4.0 rejects a moving body whose mass or any principal inertia is below mjMINVAL
+    (``MJ_MINVAL``); a zero inertia would freeze its rotation here (a zero inverse inertia).
+    MuJoCo waives the rule when a jointless child with mass and inertia is welded to the body
+    (it merges the two); here every body keeps its own inertia, so that waiver does not apply."""
+    b = imp.scratch
+    mass = b.body_mass[body]
+    if mass <= 0.0:
+        imp.fail(el, "a body with a joint needs mass (an <inertial> or geoms with density or mass)")
+    principal = np.linalg.eigvalsh(np.asarray(b.body_inertia[body], dtype=np.float64))
+    if mass < MJ_MINVAL or principal.min() < MJ_MINVAL:
+        imp.fail(
+            el,
+            f"a body with a joint needs mass and principal inertias of at least {MJ_MINVAL:g} (MuJoCo's "
+            f"mjMINVAL), got mass {mass:.6g} and inertias {', '.join(f'{v:.6g}' for v in principal)}; "
+            "a zero inertia would make it unable to rotate",
+        )
+
+
+def _register_joint(imp, el, name, j, jtype):
+    """Record a named joint's index and MJCF type (fixed tendons and actuators name joints)."""
+    if name is not None:
+        if name in imp.joint_index:
+            imp.fail(el, "duplicate joint name")
+        imp.joint_index[name] = j
+        imp.joint_type[name] = jtype

@@ -1,0 +1,162 @@
+"""``<geom>`` (collision shapes with their mass), ``<site>`` (named poses for tendon paths) and
+``<contact>`` (excluded body pairs), and the collision filter pairs that MuJoCo's contype /
+conaffinity bits and the exclusions imply."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from newton_tendon import _hostmath as hm
+
+from .attributes import _ORIENTATION
+from .document import _q
+
+
+def geom(imp, el, a, body, frame):
+    """A ``<geom>`` on ``body`` (-1: the world) placed in ``frame``: a sphere, box, capsule, cylinder or
+    (on the world only) plane shape with its friction, collision bits and density or mass; kept by
+    name for tendon wrapping."""
+    b = imp.scratch
+    gtype = imp.choice(
+        el,
+        a,
+        "type",
+        ("plane", "sphere", "capsule", "cylinder", "box", "ellipsoid", "mesh", "hfield", "sdf"),
+        "sphere",
+    )
+    if gtype in ("mesh", "hfield", "sdf", "ellipsoid"):
+        imp.fail(el, f"geom type {_q(gtype)} is not supported (use sphere, box, capsule, cylinder or plane)")
+    for k in ("mesh", "hfield"):
+        if k in a:
+            imp.fail(el, f"attribute {k} is not supported")
+    imp.zero(el, a, "margin", why="(a per-geom contact margin) is not supported")
+    if a.get("shellinertia", "false") != "false":
+        imp.fail(el, "shellinertia is not supported")
+    if a.get("fluidshape", "none") != "none":
+        imp.fail(el, "fluid forces (fluidshape) are not supported")
+    size = imp.floats(el, a, "size", (1, 2, 3), default=())
+    pose = imp.pose(el, a)
+    half = None
+    if "fromto" in a:
+        if gtype not in ("capsule", "cylinder"):
+            imp.fail(el, f"fromto is only supported on capsules and cylinders, not {gtype}")
+        if any(k in a for k in _ORIENTATION) or "pos" in a:
+            imp.fail(el, "fromto cannot be combined with pos or an orientation")
+        f = np.array(imp.floats(el, a, "fromto", 6))
+        d = f[3:] - f[:3]
+        half = 0.5 * float(np.linalg.norm(d))
+        if half < 1e-12:
+            imp.fail(el, "fromto end points coincide")
+        pose = (*(0.5 * (f[:3] + f[3:])), *imp.zaxis(el, d))
+    pose = hm.transform_mul(frame, pose)
+
+    def need(n):
+        if len(size) < n:
+            imp.fail(el, f"a {gtype} needs {n} size value(s), got {len(size)}")
+        if any(s <= 0.0 for s in size[:n]):
+            imp.fail(el, f"size values must be > 0, got {size[:n]}")
+
+    friction = imp.floats(el, a, "friction", (1, 2, 3), default=(1.0,))
+    condim = imp.integer(el, a, "condim", 3)
+    if condim not in (1, 3):
+        imp.fail(el, f"condim={condim} is not supported (1: frictionless, 3: sliding friction)")
+    mu = 0.0 if condim == 1 else friction[0]
+    # 32-bit masks; a negative value (MuJoCo accepts it) sets the high bits, as in two's complement.
+    contype = imp.integer(el, a, "contype", 1)
+    conaff = imp.integer(el, a, "conaffinity", 1)
+    has_collision = contype != 0 or conaff != 0
+    kw = dict(mu=mu, has_collision=has_collision, label=a.get("name"))
+    if gtype != "plane":
+        kw["density"] = imp.real(el, a, "density", 1000.0, lo=0.0)
+        if "mass" in a:
+            kw["mass"] = imp.real(el, a, "mass", lo=0.0)
+    if gtype == "plane":
+        if body >= 0:
+            imp.fail(el, "planes are only supported on the world body")
+        s = imp._add(el, b.add_shape_plane, -1, pose, **kw)
+    elif gtype == "sphere":
+        need(1)
+        s = imp._add(el, b.add_shape_sphere, body, pose, size[0], **kw)
+    elif gtype == "box":
+        need(3)
+        s = imp._add(el, b.add_shape_box, body, pose, *size[:3], **kw)
+    else:
+        if half is None:
+            need(2)
+            half = size[1]
+        else:
+            need(1)
+        add = b.add_shape_capsule if gtype == "capsule" else b.add_shape_cylinder
+        s = imp._add(el, add, body, pose, size[0], half, **kw)
+    imp.shape_bits.append((contype, conaff))
+    name = a.get("name")
+    if name is not None:
+        if name in imp.geom_index:
+            imp.fail(el, "duplicate geom name")
+        imp.geom_index[name] = s
+        imp.geom_el[name] = (el, gtype, body, pose, size)
+
+
+def site(imp, el, a, body, frame):
+    """A ``<site>``: only its pose is kept, by name, for tendon paths (a site adds nothing to the builder)."""
+    pose = imp.pose(el, a)
+    if "fromto" in a:
+        if any(k in a for k in _ORIENTATION) or "pos" in a:
+            imp.fail(el, "fromto cannot be combined with pos or an orientation")
+        f = np.array(imp.floats(el, a, "fromto", 6))
+        pose = (*(0.5 * (f[:3] + f[3:])), *imp.zaxis(el, f[3:] - f[:3]))
+    imp.floats(el, a, "size", (1, 2, 3))
+    name = a.get("name")
+    pose = tuple(float(c) for c in hm.transform_mul(frame, pose))
+    if name is not None:
+        if name in imp.site_pose:
+            imp.fail(el, "duplicate site name")
+        imp.site_pose[name] = (body, pose)
+
+
+def contact(imp, el):
+    """``<contact>``: each ``<exclude>`` body pair; ``collision_filters`` turns them into filter pairs."""
+    for c in el.children:
+        if c.tag != "exclude":
+            imp.fail(c, "unsupported contact element (only <exclude> is supported)")
+        for k in c.attrib:
+            if k not in ("name", "body1", "body2"):
+                imp.fail(c, f"unsupported attribute {_q(k)}")
+        b1 = imp.named(c, c.attrib, imp.body_index, "body1", "body")
+        b2 = imp.named(c, c.attrib, imp.body_index, "body2", "body")
+        imp.excludes.append((b1, b2))
+
+
+def collision_filters(imp):
+    """MuJoCo collides two geoms if (contype1 & conaffinity2) | (contype2 & conaffinity1); pairs of
+    imported shapes that fail the test, and pairs on excluded bodies, get a filter pair.
+
+    Linear in the shape count plus the pairs it emits: shapes are grouped by their
+    (contype, conaffinity) bits, only groups that fail the test against each other are paired
+    shape by shape, and excluded body pairs are visited through each body's own shapes."""
+    b = imp.scratch
+    groups: dict[tuple[int, int], list[int]] = {}
+    by_body: dict[int, list[int]] = {}
+    for i in range(b.shape_count):
+        if b.shape_has_collision[i]:
+            groups.setdefault(imp.shape_bits[i], []).append(i)
+            by_body.setdefault(b.shape_body[i], []).append(i)
+    pairs = set()
+    keys = list(groups)
+    for gi, (ti, ai) in enumerate(keys):
+        for tj, aj in keys[gi:]:
+            if (ti & aj) or (tj & ai):
+                continue
+            first, second = groups[(ti, ai)], groups[(tj, aj)]
+            for i in first:
+                for j in second:
+                    if i != j and b.shape_body[i] != b.shape_body[j]:
+                        pairs.add((min(i, j), max(i, j)))
+    for p, q in {(min(p, q), max(p, q)) for p, q in imp.excludes}:
+        if p == q:
+            continue
+        for i in by_body.get(p, ()):
+            for j in by_body.get(q, ()):
+                pairs.add((min(i, j), max(i, j)))
+    for i, j in sorted(pairs):
+        b.add_shape_collision_filter_pair(i, j)

@@ -1,0 +1,432 @@
+"""The importer: its state (compiler settings, default classes, name tables), the attribute and
+orientation readers every element uses, the order in which the sections are read, and the entry
+point ``add_mjcf``. The element kinds are read by the functions of ``settings``, ``bodies``,
+``geoms``, ``tendons`` and ``actuators``, each taking the importer as its first argument."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from newton_tendon import _hostmath as hm
+
+from .actuators import actuator, finish_actuators
+from .attributes import _ATTRS, _IDENTITY_Q, _ORIENTATION, _SOLVER_TUNING, _VISUAL, _attr_kind
+from .bodies import collect, emit_bodies
+from .document import _INT, _REAL, _Doc, _Element, _q, _real_token, _tokens, logger
+from .geoms import collision_filters, contact
+from .results import MjcfActuator, MjcfImport
+from .settings import compiler, default, option
+from .tendons import equality, tendon
+
+# ----------------------------------------------------------------------------------------------
+# The importer
+
+
+class _Importer:
+    """One import: the scratch builder everything is added to, the compiler settings and default
+    classes in force, and the name tables that later elements refer to."""
+
+    def __init__(self, doc: _Doc, builder_cls, up_axis: str, floating: bool | None):
+        self.doc = doc
+        self.floating = floating
+        self.scratch = builder_cls(up_axis=up_axis)
+        self.angle_scale = math.pi / 180.0
+        self.eulerseq = "xyz"
+        self.autolimits = True
+        self.inertiafromgeom = "auto"
+        self.defaults: dict[str, dict[str, dict]] = {"main": {}}
+        self.info = MjcfImport()
+        # Name tables (scratch indices).
+        self.body_index: dict[str, int] = {}
+        self.joint_index: dict[str, int] = {}
+        self.joint_el: dict[str, tuple[_Element, dict, int]] = {}
+        self.geom_index: dict[str, int] = {}
+        self.geom_el: dict[str, tuple[_Element, dict, int, tuple]] = {}
+        self.site_pose: dict[str, tuple[int, tuple]] = {}
+        self.tendon_index: dict[str, int] = {}
+        self.shape_bits: list[tuple[int, int]] = []
+        self.excludes: list[tuple[int, int]] = []
+        # Drives collected from actuators before joints and tendons are created.
+        self.joint_drive: dict[str, dict] = {}
+        self.tendon_drive: dict[str, dict] = {}
+        self.pending_actuators: list[tuple] = []
+        self.world_geoms: list[tuple] = []
+        self.world_sites: list[tuple] = []
+        self.joint_type: dict[str, str] = {}
+
+    # -- errors and attribute helpers ----------------------------------------------------------
+
+    def fail(self, el: _Element, msg: str, exc=ValueError):
+        raise exc(f"{self.doc.where(el)}: {msg}")
+
+    def attrs(self, el: _Element, cls: str | None = None, kind: str | None = None) -> dict:
+        """Element attributes over its default class; unknown attributes raise, visual ones are logged."""
+        kind = kind or _attr_kind(el.tag)
+        name = el.attrib.get("class", cls or "main")
+        if name not in self.defaults:
+            self.fail(el, f"unknown default class {_q(name)}")
+        dkey = el.tag if kind not in ("tendon", "equality") else kind
+        merged = {**self.defaults[name].get(dkey, {}), **el.attrib}
+        allowed = _ATTRS.get(kind, set())
+        for a in list(merged):
+            if a in allowed:
+                continue
+            if a in _VISUAL or a in _SOLVER_TUNING:
+                logger.debug("%s: ignoring attribute %r (no effect on our physics)", self.doc.where(el), a)
+                del merged[a]
+                continue
+            self.fail(el, f"unsupported attribute {_q(a)}")
+        return merged
+
+    def floats(self, el, attrs, key, n=None, *, default=None, lo=None, hi=None):
+        if key not in attrs:
+            return default
+        text = attrs[key]
+        try:
+            vals = tuple(_real_token(t) for t in _tokens(text))
+        except ValueError:
+            self.fail(el, f"attribute {key}={_q(text)} must be numbers", TypeError)
+        if n is not None and len(vals) not in (n if isinstance(n, tuple) else (n,)):
+            self.fail(el, f"attribute {key}={_q(text)} needs {n} numbers, got {len(vals)}")
+        if not all(math.isfinite(v) for v in vals):
+            self.fail(el, f"attribute {key}={_q(text)} must be finite")
+        return vals
+
+    def integer(self, el, attrs, key, default: int) -> int:
+        """One int attribute by MuJoCo's rule: a decimal integer (optional sign) within int32;
+        ``1.5``, ``3.0``, ``1e3`` or ``1_0`` are rejected, not truncated."""
+        if key not in attrs:
+            return default
+        text = attrs[key]
+        toks = _tokens(text)
+        if len(toks) != 1 or not _INT.fullmatch(toks[0]):
+            numeric = len(toks) == 1 and _REAL.fullmatch(toks[0]) is not None
+            self.fail(
+                el,
+                f"attribute {key}={_q(text)} must be one integer (MuJoCo rejects it as a bad format, it is "
+                "not rounded)",
+                ValueError if numeric else TypeError,
+            )
+        v = int(toks[0])
+        if not -(2**31) <= v < 2**31:
+            self.fail(el, f"attribute {key}={_q(text)} is out of the int32 range (MuJoCo: number is too large)")
+        return v
+
+    def real(self, el, attrs, key, default=0.0, *, lo=None):
+        v = self.floats(el, attrs, key, 1)
+        if v is None:
+            return default
+        if lo is not None and v[0] < lo:
+            self.fail(el, f"attribute {key} must be >= {lo}, got {v[0]}")
+        return v[0]
+
+    def choice(self, el, attrs, key, options, default):
+        v = attrs.get(key, default)
+        if v not in options:
+            self.fail(el, f"attribute {key}={_q(v)} must be one of {', '.join(options)}")
+        return v
+
+    def flag(self, el, attrs, key, default):
+        v = attrs.get(key, default)
+        if v in ("true", "false", "auto"):
+            return v
+        self.fail(el, f"attribute {key}={_q(v)} must be true, false or auto")
+
+    def limited(self, el, attrs, key, range_key) -> bool:
+        v = self.flag(el, attrs, key, "auto")
+        if v == "auto":
+            if not self.autolimits and range_key in attrs:
+                self.fail(el, f"{range_key} is given without {key}='true' and <compiler autolimits='false'>")
+            return range_key in attrs
+        return v == "true"
+
+    def limited_range(self, el, attrs, key, range_key):
+        """The (lower, upper) range MuJoCo enforces for ``key``/``range_key``, or None when it enforces none.
+
+        MuJoCo 4.0's rules: an explicit ``key='true'`` needs lower < upper, else the model is rejected
+        (lower == upper is not a lock); ``key='auto'`` (with autolimits) limits only a range with
+        lower < upper, and treats any other range as unlimited.
+        """
+        explicit = self.flag(el, attrs, key, "auto") == "true"
+        if not self.limited(el, attrs, key, range_key):
+            return None
+        rng = self.floats(el, attrs, range_key, 2)
+        if rng is None:
+            self.fail(el, f"{key}='true' needs a {range_key}")
+        if rng[0] < rng[1]:
+            return rng
+        if explicit:
+            self.fail(
+                el,
+                f"invalid limits {range_key}={_q(attrs[range_key])}: with {key}='true' the lower bound must be smaller "
+                "than the upper bound (MuJoCo rejects lower >= upper)",
+            )
+        logger.warning(
+            "%s: %s=%r has lower >= upper; as in MuJoCo, %s='auto' leaves it unlimited",
+            self.doc.where(el),
+            range_key,
+            attrs[range_key],
+            key,
+        )
+        return None
+
+    def zero(self, el, attrs, key, *, default=0.0, why="has no equivalent here"):
+        v = self.floats(el, attrs, key)
+        if v is not None and any(x != default for x in v):
+            self.fail(el, f"attribute {key}={_q(attrs[key])} {why}")
+
+    def named(self, el, attrs, table: dict, key: str, what: str):
+        name = attrs.get(key)
+        if name is None:
+            self.fail(el, f"attribute {key} (a {what} name) is required")
+        if name not in table:
+            self.fail(el, f"unknown {what} {_q(name)}")
+        return table[name]
+
+    # -- orientation ---------------------------------------------------------------------------
+
+    def quat(self, el, attrs) -> tuple:
+        given = [k for k in _ORIENTATION if k in attrs]
+        if len(given) > 1:
+            self.fail(el, f"orientation given twice ({', '.join(given)})")
+        if not given:
+            return _IDENTITY_Q
+        k = given[0]
+        if k == "quat":
+            w, x, y, z = self.floats(el, attrs, k, 4)
+            q = (x, y, z, w)
+        elif k == "axisangle":
+            ax, ay, az, a = self.floats(el, attrs, k, 4)
+            if math.hypot(ax, ay, az) < 1e-12:
+                self.fail(el, "axisangle has a zero axis")
+            q = hm.quat_from_axis_angle((ax, ay, az), a * self.angle_scale)
+        elif k == "euler":
+            angles = self.floats(el, attrs, k, 3)
+            q = _IDENTITY_Q
+            for ch, a in zip(self.eulerseq, angles, strict=True):
+                axis = [0.0, 0.0, 0.0]
+                axis["xyz".index(ch.lower())] = 1.0
+                r = hm.quat_from_axis_angle(axis, a * self.angle_scale)
+                q = hm.quat_mul(q, r) if ch.islower() else hm.quat_mul(r, q)
+        elif k == "xyaxes":
+            v = np.array(self.floats(el, attrs, k, 6))
+            x, y = v[:3], v[3:]
+            if np.linalg.norm(x) < 1e-12:
+                self.fail(el, "xyaxes has a zero x axis")
+            x = x / np.linalg.norm(x)
+            y = y - x * (x @ y)
+            if np.linalg.norm(y) < 1e-12:
+                self.fail(el, "xyaxes has parallel axes")
+            y = y / np.linalg.norm(y)
+            q = _matrix_to_quat(np.column_stack([x, y, np.cross(x, y)]))
+        else:
+            q = self.zaxis(el, self.floats(el, attrs, k, 3))
+        n = math.sqrt(sum(c * c for c in q))
+        if n < 1e-12:
+            self.fail(el, f"{k} gives a zero quaternion")
+        return tuple(float(c) / n for c in q)
+
+    def zaxis(self, el, v) -> tuple:
+        v = np.asarray(v, dtype=np.float64)
+        n = np.linalg.norm(v)
+        if n < 1e-12:
+            self.fail(el, "zaxis/fromto direction is zero")
+        return _quat_z_to(v / n)
+
+    def pose(self, el, attrs) -> tuple:
+        pos = self.floats(el, attrs, "pos", 3, default=(0.0, 0.0, 0.0))
+        return (*pos, *self.quat(el, attrs))
+
+    # -- top-level sections --------------------------------------------------------------------
+
+    def run(self):
+        root = self.doc.root
+        sections: dict[str, list[_Element]] = {}
+        for el in root.children:
+            sections.setdefault(el.tag, []).append(el)
+        known = {
+            "compiler",
+            "option",
+            "size",
+            "visual",
+            "statistic",
+            "asset",
+            "default",
+            "worldbody",
+            "tendon",
+            "actuator",
+            "equality",
+            "contact",
+            "sensor",
+            "keyframe",
+            "custom",
+        }
+        for el in root.children:
+            if el.tag not in known:
+                self.fail(el, "unsupported element (it would change the model; see docs/mjcf.md)")
+        for tag in ("visual", "statistic", "asset", "sensor", "keyframe", "custom", "size"):
+            for el in sections.get(tag, []):
+                logger.debug("%s: ignored (no effect on our physics)", self.doc.where(el))
+        for el in sections.get("compiler", []):
+            compiler(self, el)
+        for el in sections.get("option", []):
+            option(self, el)
+        for el in sections.get("default", []):
+            default(self, el)
+        bodies = []
+        for el in sections.get("worldbody", []):
+            collect(self, el, -1, hm.IDENTITY, hm.IDENTITY, None, bodies, root_level=True)
+        for el in sections.get("actuator", []):
+            for a in el.children:
+                actuator(self, a)
+        emit_bodies(self, bodies)
+        for el in sections.get("contact", []):
+            contact(self, el)
+        collision_filters(self)
+        for el in sections.get("tendon", []):
+            for t in el.children:
+                tendon(self, t)
+        finish_actuators(self)
+        for el in sections.get("equality", []):
+            for e in el.children:
+                equality(self, e)
+
+    def _add(self, el, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{self.doc.where(el)}: {e}") from None
+
+
+def _matrix_to_quat(r) -> tuple:
+    """Quaternion (x, y, z, w) of a rotation matrix."""
+    tr = r[0, 0] + r[1, 1] + r[2, 2]
+    if tr > 0.0:
+        s = math.sqrt(tr + 1.0) * 2.0
+        return ((r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, 0.25 * s)
+    i = int(np.argmax([r[0, 0], r[1, 1], r[2, 2]]))
+    j, k = (i + 1) % 3, (i + 2) % 3
+    s = math.sqrt(1.0 + r[i, i] - r[j, j] - r[k, k]) * 2.0
+    q = [0.0, 0.0, 0.0, 0.0]
+    q[i] = 0.25 * s
+    q[j] = (r[j, i] + r[i, j]) / s
+    q[k] = (r[k, i] + r[i, k]) / s
+    q[3] = (r[k, j] - r[j, k]) / s
+    return tuple(q)
+
+
+def _quat_z_to(v) -> tuple:
+    """The minimal rotation taking +Z to the unit vector ``v`` (as MuJoCo's zaxis does)."""
+    z = np.array([0.0, 0.0, 1.0])
+    c = float(z @ v)
+    if c < -1.0 + 1e-12:
+        return (1.0, 0.0, 0.0, 0.0)
+    axis = np.cross(z, v)
+    s = np.linalg.norm(axis)
+    if s < 1e-12:
+        return _IDENTITY_Q
+    return hm.quat_from_axis_angle(axis / s, math.atan2(s, c))
+
+
+# ----------------------------------------------------------------------------------------------
+# Public entry point
+
+
+def add_mjcf(
+    builder,
+    source,
+    *,
+    xform=None,
+    floating: bool | None = None,
+    label_prefix: str = "",
+    world: int | None = None,
+) -> MjcfImport:
+    """Append an MJCF model to ``builder``, tendons, tendon actuators and tendon equalities included.
+
+    Args:
+        builder: The ``ModelBuilder`` to append to. It is left unchanged if anything fails.
+        source: A file path or an XML string starting with ``<`` (after whitespace and an optional
+            byte-order mark), or XML bytes.
+        xform: Placement of the whole model (px, py, pz, qx, qy, qz, qw) [m]; default identity.
+        floating: None follows the file (``<freejoint>`` gives a free base, a jointless child of
+            ``<worldbody>`` is welded to the world); True gives every jointless root body a free
+            joint; False welds bodies with a free joint to the world instead.
+        label_prefix: Prepended to every label (bodies, shapes, joints, tendons, couplings).
+        world: World to add the model to (default ``builder.current_world``).
+
+    Returns:
+        An ``MjcfImport`` with name -> index tables (indices in ``builder``), the sites (body and
+        local pose), each actuator's control mapping, and ``<option>`` timestep and gravity.
+
+    Raises:
+        ValueError: broken XML, unknown names, bad values, or elements/attributes that would change
+            the physics but are not supported, and whatever MuJoCo 4.0's parser rejects (non-integer
+            ``condim``/``contype``/``conaffinity``, moving bodies with mass or inertia below mjMINVAL,
+            inertias breaking the triangle inequality, nesting deeper than ``MAX_ELEMENT_DEPTH``);
+            the message names the file, line and element and quotes at most ``MAX_ECHO`` characters
+            of a value.
+        TypeError: non-numeric attribute values (including Python-only forms such as ``1_0``).
+    """
+    if not isinstance(label_prefix, str):
+        raise TypeError(f"add_mjcf: label_prefix must be a str, got {type(label_prefix).__name__}")
+    if floating is not None and not isinstance(floating, bool):
+        raise TypeError(f"add_mjcf: floating must be None, True or False, got {type(floating).__name__}")
+    doc = _Doc(source)
+    imp = _Importer(doc, type(builder), builder.up_axis, floating)
+    imp.run()
+    scratch = imp.scratch
+    for label in scratch.transmission_label:
+        if label_prefix + label in builder.transmission_label:
+            raise ValueError(
+                f"add_mjcf({doc.name}): the builder already has a transmission tendon labelled "
+                f"{_q(label_prefix + label)}; pass a label_prefix"
+            )
+    for label in scratch.coupling_label:
+        if label_prefix + label in builder.coupling_label:
+            raise ValueError(
+                f"add_mjcf({doc.name}): the builder already has a coupling labelled {_q(label_prefix + label)}; "
+                "pass a label_prefix"
+            )
+    b0, s0, j0 = builder.body_count, builder.shape_count, builder.joint_count
+    t0, c0, dof0 = builder.transmission_count, builder.coupling_count, builder.joint_dof_count
+    try:
+        builder.add_builder(scratch, xform=xform, world=world, label_prefix=label_prefix)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"add_mjcf({doc.name}): {e}") from None
+    info = imp.info
+    if info.gravity is not None:
+        builder.gravity = tuple(float(g) for g in info.gravity)
+    place = hm.IDENTITY if xform is None else tuple(float(c) for c in xform)
+    info.bodies = {k: v + b0 for k, v in imp.body_index.items()}
+    info.joints = {k: v + j0 for k, v in imp.joint_index.items()}
+    info.shapes = {k: v + s0 for k, v in imp.geom_index.items()}
+    info.tendons = {k: v + t0 for k, v in imp.tendon_index.items()}
+    info.couplings = {k: v + c0 for k, v in info.couplings.items()}
+    info.sites = {
+        k: (body + b0, pose) if body >= 0 else (-1, hm.transform_mul(place, pose))
+        for k, (body, pose) in imp.site_pose.items()
+    }
+    dof_start = np.concatenate([[0], np.cumsum([_dof_count(t) for t in scratch.joint_type])]).astype(int)
+    actuators = {}
+    for k, act in info.actuators.items():
+        index = act.index + t0 if act.target == "tendon" else int(dof_start[act.index]) + dof0
+        actuators[k] = MjcfActuator(
+            name=act.name,
+            kind=act.kind,
+            target=act.target,
+            index=index,
+            control=act.control,
+            scale=act.scale,
+            offset=act.offset,
+            ctrlrange=act.ctrlrange,
+        )
+    info.actuators = actuators
+    return info
+
+
+def _dof_count(jtype: int) -> int:
+    from newton_tendon.kernels import types as T
+
+    return T.JOINT_DOF_COUNT[int(jtype)]
