@@ -33,7 +33,6 @@ NaN at step 39); counted as 0, a rigid row on a length no body motion can change
 and exerts nothing. 1e-10 is |J_b| <= 1e-5 |J_s|, ~80 float32 ulps of cancellation."""
 
 
-
 @wp.func
 def slot_begin(tm: TransmissionModel, t: int):
     return tm.path.start[t] + 2 * tm.term_start[t]

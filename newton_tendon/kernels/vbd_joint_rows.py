@@ -25,7 +25,6 @@ LIMIT_NEAR = wp.constant(0.1)
 """Distance [m or rad] within which an inactive joint limit counts as about to engage."""
 
 
-
 @wp.struct
 class JointDuals:
     """Joint multipliers (State arrays, zero at each step start) and the step's penalties.
