@@ -13,6 +13,10 @@ and functions the host and the VBD sweep use):
 * ``transmission_splitting``: SolverXPBD's mass splitting across the row owners of a body.
 
 Every transmission kernel compiles into the Warp module of this name (``TRANSMISSION_KERNELS``).
+
+Keep this file free of Warp functions, structs and kernels: the modules above register their kernels into the
+Warp module of this file's name by ``module=``, and a construct defined here would register into it
+under this file's loader, which makes Warp clear the kernels already there (checked with Warp 1.19).
 """
 
 from newton_tendon.kernels.transmission_couplings import (

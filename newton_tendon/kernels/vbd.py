@@ -36,6 +36,10 @@ solver's kernels and structs):
   steps of the augmented-Lagrangian ones;
 * ``vbd_sweep``: the body sweep over one colour, in three variants (Warp modules ``VBD_KERNELS``,
   ``TRANSMISSION_MODULE`` and ``TENDON_MODULE``).
+
+Keep this file free of Warp functions, structs and kernels: the modules above register their kernels into the
+Warp module of this file's name by ``module=``, and a construct defined here would register into it
+under this file's loader, which makes Warp clear the kernels already there (checked with Warp 1.19).
 """
 
 from newton_tendon.kernels.vbd_block import (
