@@ -1,0 +1,250 @@
+"""VBD for rigid bodies: the rows of a joint (anchor, orientation, limits, drive) and their dual step.
+
+Anchor and orientation rows and the limits are augmented-Lagrangian rows (``JointDuals``); the drive
+is an elastic energy, implicit PD toward the same target as XPBD's.
+"""
+
+import warp as wp
+
+from newton_tendon.kernels.joints import JointModel, parent_pose
+from newton_tendon.kernels.math import quat_to_rotation_vector, twist_angle
+from newton_tendon.kernels.rigid import BodyModel
+from newton_tendon.kernels.types import JOINT_BALL, JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
+from newton_tendon.kernels.vbd_block import (
+    VBD_KERNELS,
+    PenaltyParams,
+    add_angle_row,
+    add_point_row,
+    add_twist_row,
+    moving_mass,
+)
+
+wp.set_module_options({"enable_backward": False})
+
+LIMIT_NEAR = wp.constant(0.1)
+"""Distance [m or rad] within which an inactive joint limit counts as about to engage."""
+
+
+@wp.struct
+class JointDuals:
+    """Joint multipliers (State arrays, zero at each step start) and the step's penalties.
+
+    ``lam``: anchor force [N] then orientation torque [N m]; ``lam_lim``: lower and upper limit
+    force [N or N m] (<= 0 when active, as a force along -dC/dx)."""
+
+    lam: wp.array(dtype=wp.spatial_vector)
+    lam_lim: wp.array(dtype=wp.vec2)
+    rho_lin: wp.array(dtype=float)
+    rho_ang: wp.array(dtype=float)
+
+
+@wp.struct
+class JointFrame:
+    """A joint evaluated at the current poses: anchors, frames, axis and its coordinate."""
+
+    x_p: wp.vec3
+    x_c: wp.vec3
+    rot_p: wp.quat
+    rot_c: wp.quat
+    a_w: wp.vec3
+    q: float
+    m_eff: float
+    i_eff: float
+
+
+@wp.func
+def joint_frame(bodies: BodyModel, joints: JointModel, j: int, body_q: wp.array(dtype=wp.transform)):
+    jf = JointFrame()
+    p = joints.parent[j]
+    c = joints.child[j]
+    X_wp = parent_pose(body_q, p) * joints.X_p[j]
+    X_wc = body_q[c] * joints.X_c[j]
+    jf.x_p = wp.transform_get_translation(X_wp)
+    jf.x_c = wp.transform_get_translation(X_wc)
+    jf.rot_p = wp.transform_get_rotation(X_wp)
+    jf.rot_c = wp.transform_get_rotation(X_wc)
+    jt = joints.type[j]
+    jf.a_w = wp.vec3(0.0)
+    jf.q = 0.0
+    if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
+        axis = joints.axis[joints.qd_start[j]]
+        jf.a_w = wp.quat_rotate(jf.rot_p, axis)
+        if jt == JOINT_REVOLUTE:
+            jf.q = twist_angle(wp.quat_inverse(jf.rot_p) * jf.rot_c, axis)
+        else:
+            jf.q = wp.dot(jf.x_c - jf.x_p, jf.a_w)
+    mp, ip = moving_mass(bodies, p)
+    mc, ic = moving_mass(bodies, c)
+    jf.m_eff = mp + mc
+    jf.i_eff = ip + ic
+    return jf
+
+
+@wp.func
+def joint_linear_error(jt: int, jf: JointFrame):
+    """Anchor error C = P (x_c - x_p) [m] and its projector P (prismatic: perpendicular to the axis)."""
+    proj = wp.identity(n=3, dtype=float)
+    if jt == JOINT_PRISMATIC:
+        proj = proj - wp.outer(jf.a_w, jf.a_w)
+    return proj * (jf.x_c - jf.x_p), proj
+
+
+@wp.func
+def joint_angular_error(jt: int, jf: JointFrame):
+    """Orientation error e [rad] (rotation vector, world) and its projector.
+
+    fixed/prismatic: e = log(R_c R_p^T), de/dtheta_c = I. revolute: the swing that carries the
+    parent axis onto the child axis, e = (a_p x a_c)/|a_p x a_c| angle, de/dtheta_c ~ I - a a^T.
+    """
+    proj = wp.identity(n=3, dtype=float)
+    e = wp.vec3(0.0)
+    if jt == JOINT_FIXED or jt == JOINT_PRISMATIC:
+        e = quat_to_rotation_vector(jf.rot_c * wp.quat_inverse(jf.rot_p))
+    elif jt == JOINT_REVOLUTE:
+        a_c = wp.quat_rotate(jf.rot_c, wp.normalize(wp.quat_rotate_inv(jf.rot_p, jf.a_w)))
+        s = wp.cross(jf.a_w, a_c)
+        sn = wp.length(s)
+        if sn > 1.0e-9:
+            e = s * (wp.atan2(sn, wp.dot(jf.a_w, a_c)) / sn)
+        proj = proj - wp.outer(jf.a_w, jf.a_w)
+    else:
+        proj = wp.mat33(0.0)
+    return e, proj
+
+
+@wp.func
+def coordinate_jacobian(jt: int, jf: JointFrame, r: wp.vec3, side: float):
+    """dq/d(dx, dtheta) of the body on ``side`` (+1 child, -1 parent): revolute (0, a), prismatic
+    (a, r x a) at the body's anchor (the rotation of the axis with the parent is neglected)."""
+    if jt == JOINT_REVOLUTE:
+        return wp.spatial_vector(wp.vec3(0.0), jf.a_w * side)
+    return wp.spatial_vector(jf.a_w * side, wp.cross(r, jf.a_w) * side)
+
+
+@wp.func
+def add_joint(
+    fx: wp.vec3,
+    ft: wp.vec3,
+    hxx: wp.mat33,
+    hxt: wp.mat33,
+    htt: wp.mat33,
+    idle: int,
+    bodies: BodyModel,
+    joints: JointModel,
+    duals: JointDuals,
+    j: int,
+    side_child: bool,
+    inv_h2: float,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    joint_target_pos: wp.array(dtype=float),
+    joint_target_vel: wp.array(dtype=float),
+    joint_q_prev: wp.array(dtype=float),
+):
+    """Add joint j's rows to the block of its parent or child body (see ``newton_tendon.kernels.vbd``).
+    Returns the updated (fx, ft, hxx, hxt, htt, idle)."""
+    jt = joints.type[j]
+    if joints.enabled[j] == 0 or jt == JOINT_FREE:
+        return fx, ft, hxx, hxt, htt, idle
+    jf = joint_frame(bodies, joints, j, body_q)
+    b = joints.child[j]
+    x_b = jf.x_c
+    side = float(1.0)
+    if not side_child:
+        b = joints.parent[j]
+        x_b = jf.x_p
+        side = -1.0
+    r = x_b - wp.transform_point(body_q[b], bodies.com[b])
+
+    k_lin = duals.rho_lin[j] * jf.m_eff * inv_h2
+    c_lin, p_lin = joint_linear_error(jt, jf)
+    lam = duals.lam[j]
+    f_lin = c_lin * k_lin + p_lin * wp.spatial_top(lam)
+    fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, f_lin * side, k_lin, p_lin)
+
+    k_ang = duals.rho_ang[j] * jf.i_eff * inv_h2
+    if jt != JOINT_BALL:
+        c_ang, p_ang = joint_angular_error(jt, jf)
+        f_ang = c_ang * k_ang + p_ang * wp.spatial_bottom(lam)
+        ft, htt = add_angle_row(ft, htt, f_ang * side, k_ang, p_ang)
+
+    if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
+        ds = joints.qd_start[j]
+        jac = coordinate_jacobian(jt, jf, r, side)
+        k_q = k_lin
+        if jt == JOINT_REVOLUTE:
+            k_q = k_ang
+        # Limits: unilateral rows C_lo = q - lo >= 0 and C_hi = hi - q >= 0 (force <= 0 when active).
+        lam_lim = duals.lam_lim[j]
+        f_lo = k_q * (jf.q - joints.limit_lower[ds]) + lam_lim[0]
+        if f_lo < 0.0:
+            fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, f_lo, k_q)
+        elif jf.q - joints.limit_lower[ds] < LIMIT_NEAR:
+            idle = idle + 1
+        f_hi = k_q * (joints.limit_upper[ds] - jf.q) + lam_lim[1]
+        if f_hi < 0.0:
+            fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, -f_hi, k_q)
+        elif joints.limit_upper[ds] - jf.q < LIMIT_NEAR:
+            idle = idle + 1
+        # Drive: implicit PD as the elastic energy (ke + kd/h)/2 (q - q*)^2 (same q* as XPBD).
+        ke = joints.target_ke[ds]
+        kd = joints.target_kd[ds]
+        k_eff = ke + kd / dt
+        if k_eff > 0.0:
+            q_prev = joint_q_prev[joints.q_start[j]]
+            q_star = (ke * joint_target_pos[ds] + (kd / dt) * (q_prev + dt * joint_target_vel[ds])) / k_eff
+            err = jf.q - q_star
+            if jt == JOINT_REVOLUTE:
+                err = wp.atan2(wp.sin(err), wp.cos(err))
+            fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, k_eff * err, k_eff)
+    return fx, ft, hxx, hxt, htt, idle
+
+
+@wp.kernel(module=VBD_KERNELS)
+def update_joint_duals(
+    bodies: BodyModel,
+    joints: JointModel,
+    params: PenaltyParams,
+    dt: float,
+    body_q: wp.array(dtype=wp.transform),
+    duals: JointDuals,
+):
+    """Dual step after an iteration: lambda <- k C + lambda (limits clamped to <= 0), rho grows with |C|."""
+    j = wp.tid()
+    jt = joints.type[j]
+    if joints.enabled[j] == 0 or jt == JOINT_FREE:
+        return
+    inv_h2 = 1.0 / (dt * dt)
+    jf = joint_frame(bodies, joints, j, body_q)
+    rho_lin = duals.rho_lin[j]
+    rho_ang = duals.rho_ang[j]
+    k_lin = rho_lin * jf.m_eff * inv_h2
+    k_ang = rho_ang * jf.i_eff * inv_h2
+    lam = duals.lam[j]
+    c_lin, p_lin = joint_linear_error(jt, jf)
+    lam_lin = c_lin * k_lin + p_lin * wp.spatial_top(lam)
+    lam_ang = wp.vec3(0.0)
+    err_lin = wp.length(c_lin)
+    err_ang = float(0.0)
+    if jt != JOINT_BALL:
+        c_ang, p_ang = joint_angular_error(jt, jf)
+        lam_ang = c_ang * k_ang + p_ang * wp.spatial_bottom(lam)
+        err_ang = wp.length(c_ang)
+    duals.lam[j] = wp.spatial_vector(lam_lin, lam_ang)
+    if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
+        ds = joints.qd_start[j]
+        k_q = k_lin
+        if jt == JOINT_REVOLUTE:
+            k_q = k_ang
+        c_lo = jf.q - joints.limit_lower[ds]
+        c_hi = joints.limit_upper[ds] - jf.q
+        lam_lim = duals.lam_lim[j]
+        lo = wp.min(k_q * c_lo + lam_lim[0], 0.0)
+        hi = wp.min(k_q * c_hi + lam_lim[1], 0.0)
+        duals.lam_lim[j] = wp.vec2(lo, hi)
+        if lo < 0.0:
+            err_lin = wp.max(err_lin, wp.abs(wp.min(c_lo, 0.0)))
+        if hi < 0.0:
+            err_lin = wp.max(err_lin, wp.abs(wp.min(c_hi, 0.0)))
+    duals.rho_lin[j] = wp.min(rho_lin + params.growth * err_lin, params.rho_max)
+    duals.rho_ang[j] = wp.min(rho_ang + params.growth * err_ang, params.rho_max)

@@ -1,0 +1,267 @@
+"""VBD for rigid bodies: the body sweep, one colour at a time, and the walk over a body's slots.
+
+A body's slots are sorted by kind (joints, cable guides, transmissions, contacts); the sweep adds
+each kind's rows from its own run of the list (``vbd_joint_rows``, ``vbd_span_rows``,
+``vbd_transmission_rows``, ``vbd_contact_rows``) to the body's block (``vbd_block``) and takes its
+Newton step. Three variants of the kernel, one per Warp module, leave out the rows a model lacks.
+"""
+
+import warp as wp
+
+from newton_tendon.kernels.cable import TendonLinearization
+from newton_tendon.kernels.contacts import ContactData
+from newton_tendon.kernels.joints import JointModel
+from newton_tendon.kernels.math import bounded_pose_delta, world_inertia
+from newton_tendon.kernels.rigid import BodyModel, is_moving_body
+from newton_tendon.kernels.vbd_block import VBD_KERNELS, move_body, solve_block
+from newton_tendon.kernels.vbd_contact_rows import ContactDuals, add_contact
+from newton_tendon.kernels.vbd_joint_rows import JointDuals, add_joint
+from newton_tendon.kernels.vbd_span_rows import add_tendon_slot
+from newton_tendon.kernels.vbd_transmission_rows import (
+    TRANSMISSION_MODULE,
+    VBDTransmissions,
+    add_transmission,
+    transmission_owner,
+)
+
+wp.set_module_options({"enable_backward": False})
+
+TENDON_MODULE = "newton_tendon.kernels.vbd_tendons"
+"""Warp module of the body sweep for models whose only rows are routed-cable spans (no joints,
+contacts, transmission tendons or couplings), so that such a model compiles neither the other
+sweeps nor the joint and contact kernels."""
+wp.set_module_options({"enable_backward": False}, module=TENDON_MODULE)
+
+
+@wp.func
+def paired_slot(s: int, base: int):
+    """(row, second) of slot s of a kind that gives each row two slots, ``base + 2 row`` and
+    ``base + 2 row + 1`` (joints: parent, child; guides: incoming, outgoing span; contacts: a, b).
+
+    The side is the parity of the slot *within its kind*: the kinds before it in the slot array
+    (transmission and coupling slots, one per path element or joint term) can number oddly, so the
+    parity of the absolute slot s says nothing about the side. Reading it there applied every contact
+    with its two bodies swapped when the model's transmission and coupling slots summed to an odd
+    count (a resting sphere fell through the ground)."""
+    x = s - base
+    return x // 2, x % 2 == 1
+
+
+@wp.func
+def slot_run_end(bodies: BodyModel, begin: int, end: int, bound: int):
+    """First index in [begin, end) of a body's sorted slot list whose slot is >= bound (end if none)."""
+    i = begin
+    while i < end:
+        if bodies.slot[i] >= bound:
+            break
+        i += 1
+    return i
+
+
+def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only: bool = False):
+    """The body sweep kernel, with or without the transmission rows (``with_transmissions``),
+    registered in the Warp module ``module``. ``tendons_only`` compiles only the inertia and the
+    cable span rows (the joint and contact loops left out).
+
+    A CPU kernel loads every struct field its code uses at the start of each thread (Warp passes the
+    arguments by value and the compiler cannot keep them across the threads' stores), and spills
+    most of them to the stack: the joint, contact and transmission rows' fields were about a quarter
+    of the sweep's time on the cable scenes, which have none of those rows. Their variant adds the
+    same span rows in the same order, so it gives the same bits."""
+
+    @wp.func(inline=True)
+    def newton_step(
+        bodies: BodyModel,
+        joints: JointModel,
+        b: int,
+        joint_slot_count: int,
+        summed_slot_count: int,
+        dt: float,
+        joint_target_pos: wp.array(dtype=float),
+        joint_target_vel: wp.array(dtype=float),
+        joint_q_prev: wp.array(dtype=float),
+        body_q_prev: wp.array(dtype=wp.transform),
+        contacts: ContactData,
+        has_contacts: int,
+        lin: TendonLinearization,
+        xs: VBDTransmissions,
+        joint_duals: JointDuals,
+        contact_duals: ContactDuals,
+        body_q: wp.array(dtype=wp.transform),
+        body_delta: wp.array(dtype=wp.spatial_vector),
+    ):
+        """Assemble body b's 6x6 system at the current poses and return its Newton step (dx, dtheta)."""
+        inv_h2 = 1.0 / (dt * dt)
+        q = body_q[b]
+        # x - y from the accumulated Newton steps rather than from the rounded pose: m/h^2 times one
+        # float32 ulp of position is a large force (0.06 N for 2 kg at 1 ms, near 0.3 m), enough to
+        # stall a soft drive short of its target.
+        d_inertia = body_delta[b]
+        mass = 1.0 / bodies.inv_mass[b]
+        inertia_w = world_inertia(q, bodies.inertia[b])
+        fx = -wp.spatial_top(d_inertia) * (mass * inv_h2)
+        ft = -(inertia_w * wp.spatial_bottom(d_inertia)) * inv_h2
+        hxx = wp.identity(n=3, dtype=float) * (mass * inv_h2)
+        hxt = wp.mat33(0.0)
+        htt = inertia_w * inv_h2
+        idle = int(0)
+        # A body's slots are sorted (``finalize``): joint slots, then tendon guide slots, then
+        # transmission slots, then contacts. One loop per kind over its run of the list adds the rows
+        # in the same order as one loop with a branch per kind, without merging the four branches'
+        # results (the 6x6 system, three mat33) at every slot, which went through memory.
+        slot_begin = bodies.slot_start[b]
+        slot_end = bodies.slot_start[b + 1]
+        if wp.static(tendons_only):
+            # Only for models without joints, contacts and transmissions: every slot holds a span end.
+            for i in range(slot_begin, slot_end):
+                fx, ft, hxx, hxt, htt, idle = add_tendon_slot(
+                    fx, ft, hxx, hxt, htt, idle, lin, bodies.slot[i] - joint_slot_count
+                )
+            return solve_block(fx, ft, hxx, hxt, htt, wp.trace(bodies.inv_inertia[b]) > 0.0), idle
+        joint_end = slot_run_end(bodies, slot_begin, slot_end, joint_slot_count)
+        for i in range(slot_begin, joint_end):
+            j, child = paired_slot(bodies.slot[i], 0)
+            fx, ft, hxx, hxt, htt, idle = add_joint(
+                fx,
+                ft,
+                hxx,
+                hxt,
+                htt,
+                idle,
+                bodies,
+                joints,
+                joint_duals,
+                j,
+                child,
+                inv_h2,
+                dt,
+                body_q,
+                joint_target_pos,
+                joint_target_vel,
+                joint_q_prev,
+            )
+        tendon_end = slot_run_end(bodies, joint_end, slot_end, xs.tendon_slot_end)
+        for i in range(joint_end, tendon_end):
+            fx, ft, hxx, hxt, htt, idle = add_tendon_slot(
+                fx, ft, hxx, hxt, htt, idle, lin, bodies.slot[i] - joint_slot_count
+            )
+        summed_end = slot_run_end(bodies, tendon_end, slot_end, summed_slot_count)
+        if wp.static(with_transmissions):
+            # A transmission tendon or coupling acts once per body, at the first of its slots here
+            # (compiled only into the variant for models with transmissions).
+            for i in range(tendon_end, summed_end):
+                s = bodies.slot[i]
+                owner = transmission_owner(xs, s - xs.tendon_slot_end)
+                first = bool(True)
+                if i > bodies.slot_start[b]:
+                    sp = bodies.slot[i - 1]
+                    if sp >= xs.tendon_slot_end and transmission_owner(xs, sp - xs.tendon_slot_end) == owner:
+                        first = False
+                if first:
+                    fx, ft, hxx, hxt, htt = add_transmission(
+                        fx, ft, hxx, hxt, htt, bodies, xs, owner, b, dt, body_delta
+                    )
+        if has_contacts != 0:
+            for i in range(summed_end, slot_end):
+                c, side_b = paired_slot(bodies.slot[i], summed_slot_count)
+                fx, ft, hxx, hxt, htt, idle = add_contact(
+                    fx,
+                    ft,
+                    hxx,
+                    hxt,
+                    htt,
+                    idle,
+                    bodies,
+                    contacts,
+                    contact_duals,
+                    c,
+                    side_b,
+                    inv_h2,
+                    body_q_prev,
+                    body_q,
+                )
+        return solve_block(fx, ft, hxx, hxt, htt, wp.trace(bodies.inv_inertia[b]) > 0.0), idle
+
+    @wp.kernel(module=module)
+    def solve_body_colour(
+        # Model:
+        bodies: BodyModel,
+        joints: JointModel,
+        colour_bodies: wp.array(dtype=wp.int32),
+        chunk: int,
+        joint_slot_count: int,
+        summed_slot_count: int,
+        dt: float,
+        # Control:
+        joint_target_pos: wp.array(dtype=float),
+        joint_target_vel: wp.array(dtype=float),
+        # Step data:
+        joint_q_prev: wp.array(dtype=float),
+        body_q_prev: wp.array(dtype=wp.transform),
+        contacts: ContactData,
+        has_contacts: int,
+        lin: TendonLinearization,
+        xs: VBDTransmissions,
+        joint_duals: JointDuals,
+        contact_duals: ContactDuals,
+        # In/out:
+        body_q: wp.array(dtype=wp.transform),
+        body_delta: wp.array(dtype=wp.spatial_vector),
+    ):
+        """Newton steps on each body of one colour (bodies of a colour share no row).
+
+        Unilateral rows (contacts, cable spans, joint limits) make the energy piecewise quadratic: a
+        row inactive where the Newton step starts is left out of its model, so the step can jump past
+        the point where the row engages (a resting body falling to its inertial target), and the
+        next iteration bounces back. A body whose model left such a row out (``idle``) therefore
+        takes a second Newton step from the first one's result, whose model has the right active set;
+        a body whose unilateral rows were all active (resting contact) needs only one.
+
+        A thread takes ``chunk`` consecutive entries of ``colour_bodies`` (see ``linearize_tendons``).
+        """
+        i0 = wp.tid() * chunk
+        for i in range(i0, wp.min(i0 + chunk, colour_bodies.shape[0])):
+            b = colour_bodies[i]
+            if not is_moving_body(bodies, b):
+                continue
+            com = bodies.com[b]
+            # A dynamic loop keeps one call site, so newton_step is inlined once rather than twice (an
+            # out-of-line call copied every struct argument, about 4 kB, per body and pass).
+            passes = int(0)
+            while passes < 2:
+                passes += 1
+                d, idle = newton_step(
+                    bodies,
+                    joints,
+                    b,
+                    joint_slot_count,
+                    summed_slot_count,
+                    dt,
+                    joint_target_pos,
+                    joint_target_vel,
+                    joint_q_prev,
+                    body_q_prev,
+                    contacts,
+                    has_contacts,
+                    lin,
+                    xs,
+                    joint_duals,
+                    contact_duals,
+                    body_q,
+                    body_delta,
+                )
+                d = bounded_pose_delta(d)
+                body_q[b] = move_body(body_q[b], com, d)
+                body_delta[b] = body_delta[b] + d
+                if idle == 0:
+                    break
+
+    return solve_body_colour
+
+
+solve_body_colour = _make_solve_body_colour(False, VBD_KERNELS)
+"""Body sweep of a model without transmission tendons or couplings (see the factory's kernel)."""
+solve_body_colour_transmissions = _make_solve_body_colour(True, TRANSMISSION_MODULE)
+"""Body sweep of a model with transmission tendons or couplings."""
+solve_body_colour_tendons = _make_solve_body_colour(False, TENDON_MODULE, tendons_only=True)
+"""Body sweep of a model without joints, contact capacity, transmission tendons or couplings."""
