@@ -205,6 +205,7 @@ def collide_slot(
 
 @wp.kernel
 def collide_slots_test_kernel(
+    # Input: one query per thread (shape pair, slot, margin)
     type_a: wp.array(dtype=int),
     xform_a: wp.array(dtype=wp.transform),
     scale_a: wp.array(dtype=wp.vec3),
@@ -213,6 +214,7 @@ def collide_slots_test_kernel(
     scale_b: wp.array(dtype=wp.vec3),
     slot: wp.array(dtype=int),
     margin: float,
+    # Output:
     valid: wp.array(dtype=int),
     point_a: wp.array(dtype=wp.vec3),
     point_b: wp.array(dtype=wp.vec3),

@@ -52,9 +52,9 @@ def collide_contact_slots(
     contact_pair: wp.array(dtype=wp.int32),
     contact_sub: wp.array(dtype=wp.int32),
     margin: float,
-    # State in:
+    # State:
     body_q: wp.array(dtype=wp.transform),
-    # Out:
+    # Output: the contact buffer
     contacts: ContactData,
 ):
     """Narrow phase: evaluate slot ``contact_sub[c]`` of pair ``contact_pair[c]`` at the current poses."""
@@ -154,10 +154,11 @@ def solve_contact_positions(
     relaxation: float,
     # Contacts:
     contacts: ContactData,
-    # State:
-    body_q_prev: wp.array(dtype=wp.transform),
+    # State in:
+    body_q_in: wp.array(dtype=wp.transform),
+    # State: the current prediction
     body_q: wp.array(dtype=wp.transform),
-    # Solver scratch:
+    # Scratch:
     contact_lambda_n: wp.array(dtype=float),
     contact_lambda_t: wp.array(dtype=float),
     slot_delta: wp.array(dtype=wp.spatial_vector),
@@ -202,8 +203,8 @@ def solve_contact_positions(
     # (sticking), otherwise apply the largest correction the cone allows (sliding, dynamic friction).
     a = contacts.body_a[c]
     b = contacts.body_b[c]
-    pa0 = wp.transform_point(pose_or_identity(body_q_prev, a), contacts.point_a[c])
-    pb0 = wp.transform_point(pose_or_identity(body_q_prev, b), contacts.point_b[c])
+    pa0 = wp.transform_point(pose_or_identity(body_q_in, a), contacts.point_a[c])
+    pb0 = wp.transform_point(pose_or_identity(body_q_in, b), contacts.point_b[c])
     dp = (cb.p_b - pb0) - (cb.p_a - pa0)
     dp_t = dp - n * wp.dot(dp, n)
     lt = wp.length(dp_t)
@@ -227,12 +228,13 @@ def solve_contact_velocities(
     dt: float,
     # Contacts:
     contacts: ContactData,
-    # State:
-    body_q_prev: wp.array(dtype=wp.transform),
-    body_qd_prev: wp.array(dtype=wp.spatial_vector),
+    # State in:
+    body_q_in: wp.array(dtype=wp.transform),
+    body_qd_in: wp.array(dtype=wp.spatial_vector),
+    # State: the current prediction
     body_q: wp.array(dtype=wp.transform),
     body_qd: wp.array(dtype=wp.spatial_vector),
-    # Solver scratch:
+    # Scratch:
     contact_lambda_n: wp.array(dtype=float),
     slot_delta: wp.array(dtype=wp.spatial_vector),
     slot_weight: wp.array(dtype=float),
@@ -261,8 +263,8 @@ def solve_contact_velocities(
     dv = wp.vec3(0.0)
 
     # Normal velocity before the step, at the contact points of the previous poses.
-    cb0 = contact_bodies(bodies, contacts, body_q_prev, c)
-    v_rel0 = contact_point_velocity(body_qd_prev, b, cb0.r_b) - contact_point_velocity(body_qd_prev, a, cb0.r_a)
+    cb0 = contact_bodies(bodies, contacts, body_q_in, c)
+    v_rel0 = contact_point_velocity(body_qd_in, b, cb0.r_b) - contact_point_velocity(body_qd_in, a, cb0.r_a)
     vn0 = wp.dot(v_rel0, n)
     e = contacts.restitution[c]
     world = wp.max(wp.max(bodies.world[wp.max(a, 0)], bodies.world[wp.max(b, 0)]), 0)

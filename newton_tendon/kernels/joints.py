@@ -70,10 +70,10 @@ def eval_joint_coordinates(
     # Model:
     bodies: BodyModel,
     joints: JointModel,
-    # State in:
+    # State:
     body_q: wp.array(dtype=wp.transform),
     body_qd: wp.array(dtype=wp.spatial_vector),
-    # Out:
+    # Output:
     joint_q: wp.array(dtype=float),
     joint_qd: wp.array(dtype=float),
 ):
@@ -135,11 +135,11 @@ def compute_joint_wrenches(
     # Model:
     bodies: BodyModel,
     joints: JointModel,
-    # State in:
-    body_q: wp.array(dtype=wp.transform),
     # Control:
     joint_f: wp.array(dtype=float),
-    # Out: one wrench (force, torque about the COM) per joint slot.
+    # State:
+    body_q: wp.array(dtype=wp.transform),
+    # Scratch: one wrench (force, torque about the COM) per joint slot
     slot_wrench: wp.array(dtype=wp.spatial_vector),
 ):
     """Map generalized joint forces to equal and opposite body wrenches (virtual work: tau = J^T f).
@@ -334,11 +334,10 @@ def solve_joints(
     # Control:
     joint_target_pos: wp.array(dtype=float),
     joint_target_vel: wp.array(dtype=float),
-    # Joint coordinates at the start of the step:
+    # State: joint coordinates at the step start; current predicted poses (read only, corrections go to slots)
     joint_q_prev: wp.array(dtype=float),
-    # State (current predicted poses; read only, corrections go to slots):
     body_q: wp.array(dtype=wp.transform),
-    # Solver scratch:
+    # Scratch:
     joint_lambda: wp.array(dtype=float),
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):

@@ -92,15 +92,15 @@ def read_source(src: ObservationSources, source: int, world: int, element: int, 
 
 @wp.kernel
 def gather_observations(
-    # Column tables:
+    # Model: the column tables
     column_source: wp.array(dtype=wp.int32),
     column_component: wp.array(dtype=wp.int32),
     column_offset: wp.array(dtype=float),
     column_scale: wp.array(dtype=float),
     column_element: wp.array2d(dtype=wp.int32),
-    # Sources:
+    # State: the arrays the columns read
     src: ObservationSources,
-    # Out:
+    # Output:
     obs: wp.array2d(dtype=float),
 ):
     """``obs[world, col] = (value - offset[col]) * scale[col]`` for one (world, column) pair."""
@@ -111,9 +111,11 @@ def gather_observations(
 
 @wp.kernel
 def scatter_floats(
+    # Input:
     index: wp.array(dtype=wp.int32),
     width: int,
     values: wp.array(dtype=float),
+    # Output:
     dst: wp.array(dtype=float),
 ):
     """``dst[index[i] * width + c] = values[i * width + c]``: write ``width`` floats per selected element."""
@@ -123,21 +125,36 @@ def scatter_floats(
 
 
 @wp.kernel
-def mask_from_bool(src: wp.array(dtype=wp.bool), mask: wp.array(dtype=wp.int32)):
+def mask_from_bool(
+    # Input:
+    src: wp.array(dtype=wp.bool),
+    # Output:
+    mask: wp.array(dtype=wp.int32),
+):
     """An int32 world mask (1 = selected) from a boolean array."""
     w = wp.tid()
     mask[w] = wp.where(src[w], 1, 0)
 
 
 @wp.kernel
-def mask_from_float(src: wp.array(dtype=float), mask: wp.array(dtype=wp.int32)):
+def mask_from_float(
+    # Input:
+    src: wp.array(dtype=float),
+    # Output:
+    mask: wp.array(dtype=wp.int32),
+):
     """An int32 world mask (1 = selected) from a float array (nonzero selects)."""
     w = wp.tid()
     mask[w] = wp.where(src[w] != 0.0, 1, 0)
 
 
 @wp.kernel
-def mask_from_int(src: wp.array(dtype=wp.int32), mask: wp.array(dtype=wp.int32)):
+def mask_from_int(
+    # Input:
+    src: wp.array(dtype=wp.int32),
+    # Output:
+    mask: wp.array(dtype=wp.int32),
+):
     """An int32 world mask (1 = selected) from an int32 array (nonzero selects)."""
     w = wp.tid()
     mask[w] = wp.where(src[w] != 0, 1, 0)
@@ -145,7 +162,9 @@ def mask_from_int(src: wp.array(dtype=wp.int32), mask: wp.array(dtype=wp.int32))
 
 @wp.kernel
 def reset_episodes(
+    # Input:
     mask: wp.array(dtype=wp.int32),
+    # Output: the episode counters, updated in place
     episode_step: wp.array(dtype=wp.int32),
     episode_count: wp.array(dtype=wp.int32),
 ):

@@ -71,7 +71,6 @@ def integrate_bodies(
     bodies: BodyModel,
     gravity: wp.array(dtype=wp.vec3),
     summed_slot_count: int,
-    slot_wrench: wp.array(dtype=wp.spatial_vector),
     dt: float,
     # State in:
     body_q_in: wp.array(dtype=wp.transform),
@@ -80,6 +79,8 @@ def integrate_bodies(
     # State out:
     body_q_out: wp.array(dtype=wp.transform),
     body_qd_out: wp.array(dtype=wp.spatial_vector),
+    # Scratch: joint wrenches per slot (compute_joint_wrenches)
+    slot_wrench: wp.array(dtype=wp.spatial_vector),
 ):
     """Semi-implicit Euler prediction: v += dt (g + f/m), x += dt v; implicit gyroscopic spin.
     An external wrench ``body_f_in[b]`` that is not finite counts as zero for the step."""
@@ -155,11 +156,14 @@ def gather_slot_deltas(
 
 @wp.kernel
 def apply_slot_pose_deltas(
+    # Model:
     bodies: BodyModel,
     summed_slot_count: int,
+    # State: predicted poses, updated in place
+    body_q: wp.array(dtype=wp.transform),
+    # Scratch:
     slot_delta: wp.array(dtype=wp.spatial_vector),
     slot_weight: wp.array(dtype=float),
-    body_q: wp.array(dtype=wp.transform),
     body_delta: wp.array(dtype=wp.spatial_vector),
 ):
     """Apply each body's gathered slot corrections to its pose.
@@ -177,11 +181,14 @@ def apply_slot_pose_deltas(
 
 @wp.kernel
 def apply_slot_velocity_deltas(
+    # Model:
     bodies: BodyModel,
     summed_slot_count: int,
+    # State: velocities, updated in place
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    # Scratch:
     slot_delta: wp.array(dtype=wp.spatial_vector),
     slot_weight: wp.array(dtype=float),
-    body_qd: wp.array(dtype=wp.spatial_vector),
 ):
     """Velocity counterpart of ``apply_slot_pose_deltas`` (contact slots averaged per body)."""
     b = wp.tid()
@@ -192,10 +199,13 @@ def apply_slot_velocity_deltas(
 
 @wp.kernel
 def update_body_velocities(
+    # Model:
     bodies: BodyModel,
     dt: float,
-    body_delta: wp.array(dtype=wp.spatial_vector),
+    # State: velocities, updated in place
     body_qd: wp.array(dtype=wp.spatial_vector),
+    # Scratch:
+    body_delta: wp.array(dtype=wp.spatial_vector),
 ):
     """XPBD velocity update v = v_pred + dx/dt, w = w_pred + dtheta/dt from the constraint displacement.
 

@@ -478,16 +478,16 @@ def spatial_route(
 def spatial_tendon_geometry(
     # Model:
     path: SpatialPathModel,
-    # State in:
+    # State:
     body_q: wp.array(dtype=wp.transform),
-    # Out:
-    tendon_length_out: wp.array(dtype=float),
-    point_a_out: wp.array(dtype=wp.vec3),
-    grad_a_out: wp.array(dtype=wp.vec3),
-    point_b_out: wp.array(dtype=wp.vec3),
-    grad_b_out: wp.array(dtype=wp.vec3),
+    # Output:
+    tendon_length: wp.array(dtype=float),
+    point_a: wp.array(dtype=wp.vec3),
+    grad_a: wp.array(dtype=wp.vec3),
+    point_b: wp.array(dtype=wp.vec3),
+    grad_b: wp.array(dtype=wp.vec3),
 ):
     """Length [m] of each spatial tendon and, per path element, its (point, dl/dpoint) pairs (one
     thread per tendon, see ``spatial_route``)."""
     tendon = wp.tid()
-    tendon_length_out[tendon] = spatial_route(path, tendon, body_q, point_a_out, grad_a_out, point_b_out, grad_b_out)
+    tendon_length[tendon] = spatial_route(path, tendon, body_q, point_a, grad_a, point_b, grad_b)

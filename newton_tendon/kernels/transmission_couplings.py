@@ -149,17 +149,20 @@ def coupling_inverse_mass(
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
 def begin_couplings(
+    # Model:
     tm: TransmissionModel,
     cm: CouplingModel,
     bodies: BodyModel,
-    enabled: wp.array(dtype=wp.int32),
-    reference: wp.array(dtype=float),
-    body_q: wp.array(dtype=wp.transform),
-    impulse_in: wp.array(dtype=float),
     warm: int,
+    # Control:
+    enabled: wp.array(dtype=wp.int32),
+    # State in:
+    transmission_reference_length_in: wp.array(dtype=float),
+    body_q_in: wp.array(dtype=wp.transform),
+    coupling_impulse_in: wp.array(dtype=float),
+    # Scratch:
     scratch: TransmissionScratch,
     work: TransmissionWork,
-    # Out:
     cw: CouplingWork,
 ):
     """Step start: C_n and f'(x_n) from the tendons' start-of-step lengths (evaluated once per step,
@@ -169,35 +172,36 @@ def begin_couplings(
     t2 = cm.second[c]
     cw.p[c] = 0.0
     if warm != 0:
-        cw.p[c] = impulse_in[c]
+        cw.p[c] = coupling_impulse_in[c]
     active = enabled[c] * work.enabled[t1]
     x = float(0.0)
     if t2 >= 0:
         active = active * work.enabled[t2]
-        x = work.l_n[t2] - reference[t2]
+        x = work.l_n[t2] - transmission_reference_length_in[t2]
     f, df = polynomial(cm.coefficients[c], x)
     if t2 < 0:
         f = cm.coefficients[c][0]
         df = 0.0
     cw.active[c] = active
-    cw.c_n[c] = work.l_n[t1] - reference[t1] - f
+    cw.c_n[c] = work.l_n[t1] - transmission_reference_length_in[t1] - f
     cw.slope[c] = df
-    cw.w[c] = coupling_inverse_mass(tm, bodies, t1, t2, df, body_q, scratch, cw.slot_w, cm.slot_start[c])
+    cw.w[c] = coupling_inverse_mass(tm, bodies, t1, t2, df, body_q_in, scratch, cw.slot_w, cm.slot_start[c])
 
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
 def solve_couplings(
+    # Model:
     tm: TransmissionModel,
     cm: CouplingModel,
     bodies: BodyModel,
     slot_base: int,
     dt: float,
+    # State: current predicted poses
     body_q: wp.array(dtype=wp.transform),
+    # Scratch:
     scratch: TransmissionScratch,
     work: TransmissionWork,
-    # In/out:
     cw: CouplingWork,
-    # Out:
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
     """One projected update of each coupling row at the current iterate (after
@@ -243,13 +247,15 @@ def solve_couplings(
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
 def report_coupling_forces(
+    # Model:
     cm: CouplingModel,
     coupling_start: wp.array(dtype=wp.int32),
     coupling_of: wp.array(dtype=wp.int32),
     dt: float,
+    # Scratch:
     cw: CouplingWork,
     work: TransmissionWork,
-    # Out:
+    # Output:
     rep: TransmissionReport,
 ):
     """Coupling forces: lambda = p/h per coupling; a tendon receives F1 = lambda as the first
@@ -270,7 +276,16 @@ def report_coupling_forces(
 
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
-def coupling_lambda(dt: float, cw: CouplingWork, out: wp.array(dtype=float), impulse_out: wp.array(dtype=float)):
+def coupling_lambda(
+    # Model:
+    dt: float,
+    # State out: the warm-start impulse of the next step
+    coupling_impulse_out: wp.array(dtype=float),
+    # Scratch:
+    cw: CouplingWork,
+    # Output:
+    coupling_force: wp.array(dtype=float),
+):
     c = wp.tid()
-    out[c] = cw.p[c] / dt
-    impulse_out[c] = cw.p[c]
+    coupling_force[c] = cw.p[c] / dt
+    coupling_impulse_out[c] = cw.p[c]

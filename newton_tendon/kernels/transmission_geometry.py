@@ -258,10 +258,13 @@ def effective_inverse_mass(
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
 def transmission_lengths(
+    # Model:
     tm: TransmissionModel,
+    # State:
     body_q: wp.array(dtype=wp.transform),
+    # Scratch:
     scratch: TransmissionScratch,
-    # Out:
+    # Output:
     length: wp.array(dtype=float),
 ):
     """Length of every transmission tendon at the poses body_q."""
@@ -271,11 +274,13 @@ def transmission_lengths(
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
 def shift_poses(
-    body_q: wp.array(dtype=wp.transform),
-    body_qd: wp.array(dtype=wp.spatial_vector),
+    # Model:
     com: wp.array(dtype=wp.vec3),
     tau: float,
-    # Out:
+    # State:
+    body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    # Scratch: the poses a step tau ahead and behind
     q_plus: wp.array(dtype=wp.transform),
     q_minus: wp.array(dtype=wp.transform),
 ):
@@ -321,12 +326,15 @@ def report_geometry(
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
 def update_transmission_geometry(
+    # Model:
     tm: TransmissionModel,
     par: TransmissionParams,
+    # State:
     body_q: wp.array(dtype=wp.transform),
     body_qd: wp.array(dtype=wp.spatial_vector),
+    # Scratch:
     scratch: TransmissionScratch,
-    # Out:
+    # Output:
     rep: TransmissionReport,
 ):
     """Length, rate, energies and slot gradients at the given state, without touching last-step forces."""

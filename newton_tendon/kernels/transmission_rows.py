@@ -68,21 +68,25 @@ overflows float32 for denormal values (an armature of 7e-43 kg gave an infinite 
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
 def begin_transmissions(
+    # Model:
     tm: TransmissionModel,
     bodies: BodyModel,
     par: TransmissionParams,
-    ctrl: TransmissionControl,
     dt: float,
-    body_q: wp.array(dtype=wp.transform),
-    body_qd: wp.array(dtype=wp.spatial_vector),
+    warm: int,
+    # Control:
+    ctrl: TransmissionControl,
+    # State in:
+    body_q_in: wp.array(dtype=wp.transform),
+    body_qd_in: wp.array(dtype=wp.spatial_vector),
+    transmission_activation_in: wp.array(dtype=float),
+    transmission_row_impulse_in: wp.array(dtype=vec6),
+    # State out:
+    transmission_activation_out: wp.array(dtype=float),
+    # Scratch:
     q_plus: wp.array(dtype=wp.transform),
     q_minus: wp.array(dtype=wp.transform),
-    activation_in: wp.array(dtype=float),
-    impulse_in: wp.array(dtype=vec6),
-    warm: int,
     scratch: TransmissionScratch,
-    # Out:
-    activation_out: wp.array(dtype=float),
     work: TransmissionWork,
 ):
     """Step start: length, Jacobian (kept in ``scratch`` for the step), W, rate and curvature bias
@@ -92,7 +96,7 @@ def begin_transmissions(
     t = wp.tid()
     enabled = ctrl.enabled[t]
     work.enabled[t] = enabled
-    a = activation_in[t]
+    a = transmission_activation_in[t]
     u = ctrl.drive_force[t]
     # A NaN or inf command is ignored for the step (docs/robustness.md, "Run-time input"): through the
     # filter it would stay in the activation state for good, so the activation holds a_n instead.
@@ -102,23 +106,23 @@ def begin_transmissions(
             a = u + (a - u) * wp.exp(-dt / tau)
         else:
             a = u
-    activation_out[t] = a
+    transmission_activation_out[t] = a
     work.activation[t] = a
     bias = float(0.0)
     if tm.type[t] == TRANSMISSION_SPATIAL and par.armature[t] > TINY:
         lp = transmission_geometry(tm, t, q_plus, scratch)
         lm = transmission_geometry(tm, t, q_minus, scratch)
-        l0 = transmission_geometry(tm, t, body_q, scratch)
+        l0 = transmission_geometry(tm, t, body_q_in, scratch)
         bias = (lp - 2.0 * l0 + lm) / (CURVATURE_STEP * CURVATURE_STEP)
     work.bias[t] = bias
-    work.l_n[t] = transmission_geometry(tm, t, body_q, scratch)
-    work.ldot_n[t] = transmission_rate(tm, t, body_qd, scratch)
-    work.w[t] = effective_inverse_mass(tm, bodies, t, body_q, scratch, work.slot_w)
+    work.l_n[t] = transmission_geometry(tm, t, body_q_in, scratch)
+    work.ldot_n[t] = transmission_rate(tm, t, body_qd_in, scratch)
+    work.w[t] = effective_inverse_mass(tm, bodies, t, body_q_in, scratch, work.slot_w)
     setup_rows(par, ctrl, t, dt, work)
     mu = vec6()
     if warm != 0:
         # Warm start (VBD): last step's impulses, projected onto this step's bounds.
-        prev = impulse_in[t]
+        prev = transmission_row_impulse_in[t]
         lo = work.row_lo[t]
         hi = work.row_hi[t]
         for r in range(ROWS):
@@ -235,16 +239,18 @@ def row_update(p: float, rate: float, target: float, gamma: float, w: float, lo:
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
 def solve_transmissions(
+    # Model:
     tm: TransmissionModel,
     bodies: BodyModel,
     slot_base: int,
     dt: float,
+    # State: current predicted poses and velocities
     body_q: wp.array(dtype=wp.transform),
     body_qd: wp.array(dtype=wp.spatial_vector),
+    # Scratch:
     body_delta: wp.array(dtype=wp.spatial_vector),
     scratch: TransmissionScratch,
     work: TransmissionWork,
-    # Out:
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
     """XPBD: one Gauss-Seidel pass over a tendon's rows at the current iterate (see module
@@ -291,16 +297,20 @@ def solve_transmissions(
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
 def report_transmissions(
+    # Model:
     tm: TransmissionModel,
     par: TransmissionParams,
     dt: float,
+    # State: the state the step wrote
     body_q: wp.array(dtype=wp.transform),
     body_qd: wp.array(dtype=wp.spatial_vector),
+    # State out: the warm-start impulses of the next step
+    transmission_row_impulse_out: wp.array(dtype=vec6),
+    # Scratch:
     scratch: TransmissionScratch,
     work: TransmissionWork,
-    # Out:
+    # Output:
     rep: TransmissionReport,
-    impulse_out: wp.array(dtype=vec6),
 ):
     """Results of the step at its final pose: length, rate, forces (impulse / h), energies.
     A disabled tendon reports zero forces (its geometry stays inspectable)."""
@@ -319,17 +329,19 @@ def report_transmissions(
     rep.limit_force[t] = f_limit
     rep.friction_force[t] = mu[4] * inv_h * float(work.enabled[t])
     rep.coupling_force[t] = 0.0
-    impulse_out[t] = mu
+    transmission_row_impulse_out[t] = mu
 
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
 def reset_transmissions(
+    # Input:
     world_mask: wp.array(dtype=wp.int32),
+    # Model:
     world: wp.array(dtype=wp.int32),
     reference: wp.array(dtype=float),
     term_start: wp.array(dtype=wp.int32),
     term_initial: wp.array(dtype=float),
-    # Out:
+    # State: reset in place
     activation: wp.array(dtype=float),
     state_reference: wp.array(dtype=float),
     term_coordinate: wp.array(dtype=float),

@@ -63,10 +63,12 @@ def is_row_owner(work: TransmissionWork, t: int):
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
 def count_row_owners(
+    # Model:
     bodies: BodyModel,
     slot_base: int,
     slot_tendon: wp.array(dtype=wp.int32),
     slot_coupling: wp.array(dtype=wp.int32),
+    # Scratch:
     work: TransmissionWork,
     cw: CouplingWork,
 ):
@@ -98,8 +100,10 @@ def count_row_owners(
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
 def split_transmission_masses(
+    # Model:
     tm: TransmissionModel,
     bodies: BodyModel,
+    # Scratch:
     scratch: TransmissionScratch,
     work: TransmissionWork,
 ):
@@ -117,12 +121,13 @@ def split_transmission_masses(
 
 @wp.kernel(module=TRANSMISSION_KERNELS)
 def split_coupling_masses(
+    # Model:
     tm: TransmissionModel,
     cm: CouplingModel,
     bodies: BodyModel,
+    # Scratch:
     scratch: TransmissionScratch,
     work: TransmissionWork,
-    # In/out:
     cw: CouplingWork,
 ):
     """W_s,C = sum_b n_b J_C,b^T M_b^-1 J_C,b [1/kg] of each coupling from the step-start terms in

@@ -137,12 +137,17 @@ def add_contact(
 
 @wp.kernel(module=VBD_KERNELS)
 def update_contact_duals(
+    # Model:
     bodies: BodyModel,
     params: PenaltyParams,
     dt: float,
+    # Contacts:
     contacts: ContactData,
-    body_q_prev: wp.array(dtype=wp.transform),
+    # State in:
+    body_q_in: wp.array(dtype=wp.transform),
+    # State: the current iterate
     body_q: wp.array(dtype=wp.transform),
+    # Scratch:
     duals: ContactDuals,
 ):
     """Dual step of a contact slot: lambda_n <- min(k C + lambda_n, 0), lambda_t <- the projected
@@ -151,7 +156,7 @@ def update_contact_duals(
     if contacts.valid[c] == 0:
         duals.lam[c] = wp.vec4(0.0)
         return
-    cf = contact_frame(bodies, contacts, c, body_q_prev, body_q)
+    cf = contact_frame(bodies, contacts, c, body_q_in, body_q)
     rho = duals.rho[c]
     k = rho * cf.m_eff / (dt * dt)
     f_n, f_t, k_t = contact_forces(contacts, duals, c, cf, k)
@@ -163,7 +168,14 @@ def update_contact_duals(
 
 
 @wp.kernel(module=VBD_KERNELS)
-def contact_push(duals: ContactDuals, valid: wp.array(dtype=wp.int32), push: wp.array(dtype=float)):
+def contact_push(
+    # Contacts:
+    valid: wp.array(dtype=wp.int32),
+    # Scratch:
+    duals: ContactDuals,
+    # Output:
+    push: wp.array(dtype=float),
+):
     """Normal force [N] each contact slot pushed with at the end of the step (> 0 where it acted),
     the flag the restitution pass (``contacts.solve_contact_velocities``) reads."""
     c = wp.tid()

@@ -202,11 +202,14 @@ def add_joint(
 
 @wp.kernel(module=VBD_KERNELS)
 def update_joint_duals(
+    # Model:
     bodies: BodyModel,
     joints: JointModel,
     params: PenaltyParams,
     dt: float,
+    # State: the current iterate
     body_q: wp.array(dtype=wp.transform),
+    # Scratch:
     duals: JointDuals,
 ):
     """Dual step after an iteration: lambda <- k C + lambda (limits clamped to <= 0), rho grows with |C|."""

@@ -195,17 +195,19 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
         # Control:
         joint_target_pos: wp.array(dtype=float),
         joint_target_vel: wp.array(dtype=float),
-        # Step data:
-        joint_q_prev: wp.array(dtype=float),
-        body_q_prev: wp.array(dtype=wp.transform),
+        # Contacts:
         contacts: ContactData,
         has_contacts: int,
+        # State in:
+        body_q_in: wp.array(dtype=wp.transform),
+        # State: joint coordinates at the step start; the current iterate, updated in place
+        joint_q_prev: wp.array(dtype=float),
+        body_q: wp.array(dtype=wp.transform),
+        # Scratch:
         lin: TendonLinearization,
         xs: VBDTransmissions,
         joint_duals: JointDuals,
         contact_duals: ContactDuals,
-        # In/out:
-        body_q: wp.array(dtype=wp.transform),
         body_delta: wp.array(dtype=wp.spatial_vector),
     ):
         """Newton steps on each body of one colour (bodies of a colour share no row).
@@ -240,7 +242,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
                     joint_target_pos,
                     joint_target_vel,
                     joint_q_prev,
-                    body_q_prev,
+                    body_q_in,
                     contacts,
                     has_contacts,
                     lin,

@@ -157,7 +157,13 @@ def add_transmission(
 
 
 @wp.kernel(module=TRANSMISSION_MODULE)
-def update_transmission_duals(xs: VBDTransmissions, dt: float, body_delta: wp.array(dtype=wp.spatial_vector)):
+def update_transmission_duals(
+    # Model:
+    dt: float,
+    # Scratch:
+    xs: VBDTransmissions,
+    body_delta: wp.array(dtype=wp.spatial_vector),
+):
     """After a sweep: every row's multiplier takes its impulse at the swept state, mu <- p."""
     t = wp.tid()
     if xs.work.enabled[t] == 0:
@@ -177,7 +183,13 @@ def update_transmission_duals(xs: VBDTransmissions, dt: float, body_delta: wp.ar
 
 
 @wp.kernel(module=TRANSMISSION_MODULE)
-def update_coupling_duals(xs: VBDTransmissions, dt: float, body_delta: wp.array(dtype=wp.spatial_vector)):
+def update_coupling_duals(
+    # Model:
+    dt: float,
+    # Scratch:
+    xs: VBDTransmissions,
+    body_delta: wp.array(dtype=wp.spatial_vector),
+):
     c = wp.tid()
     if xs.cw.active[c] == 0:
         return

@@ -158,7 +158,7 @@ class TransmissionLaunchers:
             wp.launch(
                 tx.shift_poses,
                 dim=m.body_count,
-                inputs=[state_in.body_q, state_in.body_qd, m.body_com, tx.CURVATURE_STEP],
+                inputs=[m.body_com, tx.CURVATURE_STEP, state_in.body_q, state_in.body_qd],
                 outputs=[self._q_plus, self._q_minus],
                 device=dev,
             )
@@ -171,18 +171,21 @@ class TransmissionLaunchers:
                 self._transmission_model,
                 self._bodies,
                 self._transmission_params,
-                self._transmission_control(control),
                 dt,
+                int(self._warm_transmissions),
+                self._transmission_control(control),
                 state_in.body_q,
                 state_in.body_qd,
-                self._q_plus,
-                self._q_minus,
                 state_in.transmission_activation,
                 state_in.transmission_row_impulse,
-                int(self._warm_transmissions),
-                self._transmission_scratch,
             ],
-            outputs=[state_out.transmission_activation, self._transmission_work],
+            outputs=[
+                state_out.transmission_activation,
+                self._q_plus,
+                self._q_minus,
+                self._transmission_scratch,
+                self._transmission_work,
+            ],
             device=dev,
         )
         if m.coupling_count:
@@ -193,11 +196,11 @@ class TransmissionLaunchers:
                     self._transmission_model,
                     self._coupling_model,
                     self._bodies,
+                    int(self._warm_transmissions),
                     control.coupling_enabled,
                     state_in.transmission_reference_length,
                     state_in.body_q,
                     state_in.coupling_impulse,
-                    int(self._warm_transmissions),
                     self._transmission_scratch,
                     self._transmission_work,
                 ],
@@ -303,10 +306,13 @@ class TransmissionLaunchers:
                 dt,
                 state.body_q,
                 state.body_qd,
+            ],
+            outputs=[
+                state.transmission_row_impulse,
                 self._transmission_scratch,
                 self._transmission_work,
+                self._transmission_report,
             ],
-            outputs=[self._transmission_report, state.transmission_row_impulse],
             device=self.device,
         )
         if m.coupling_count:
@@ -327,8 +333,8 @@ class TransmissionLaunchers:
             wp.launch(
                 tx.coupling_lambda,
                 dim=m.coupling_count,
-                inputs=[dt, self._coupling_work],
-                outputs=[self.coupling_force, state.coupling_impulse],
+                inputs=[dt],
+                outputs=[state.coupling_impulse, self._coupling_work, self.coupling_force],
                 device=self.device,
             )
 

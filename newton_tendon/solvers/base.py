@@ -36,10 +36,13 @@ _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 
 @wp.kernel
 def _reset_bodies(
+    # Input:
     world_mask: wp.array(dtype=wp.int32),
+    # Model:
     body_world: wp.array(dtype=wp.int32),
     body_q0: wp.array(dtype=wp.transform),
     body_qd0: wp.array(dtype=wp.spatial_vector),
+    # State: reset in place
     body_q: wp.array(dtype=wp.transform),
     body_qd: wp.array(dtype=wp.spatial_vector),
     body_f: wp.array(dtype=wp.spatial_vector),
@@ -55,9 +58,12 @@ def _reset_bodies(
 
 @wp.kernel
 def _reset_multipliers(
+    # Input:
     world_mask: wp.array(dtype=wp.int32),
+    # Model:
     row_world: wp.array(dtype=wp.int32),
     width: int,
+    # State: reset in place
     values: wp.array(dtype=float),
 ):
     """Zero ``width`` consecutive floats per row for the rows of the selected worlds."""
@@ -232,7 +238,7 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
             wp.launch(
                 joint_kernels.compute_joint_wrenches,
                 dim=m.joint_count,
-                inputs=[self._bodies, self._joints, state_in.body_q, control.joint_f],
+                inputs=[self._bodies, self._joints, control.joint_f, state_in.body_q],
                 outputs=[self._slot_wrench],
                 device=dev,
             )
@@ -243,13 +249,14 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
                 self._bodies,
                 m.gravity,
                 self._summed_slot_count,
-                self._slot_wrench,
                 dt,
                 state_in.body_q,
                 state_in.body_qd,
                 state_in.body_f,
+                state_out.body_q,
+                state_out.body_qd,
+                self._slot_wrench,
             ],
-            outputs=[state_out.body_q, state_out.body_qd],
             device=dev,
         )
         self._body_delta.zero_()
@@ -280,8 +287,7 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         wp.launch(
             rigid_kernels.apply_slot_velocity_deltas,
             dim=m.body_count,
-            inputs=[self._bodies, self._summed_slot_count, self._slot_delta, self._slot_weight],
-            outputs=[state_out.body_qd],
+            inputs=[self._bodies, self._summed_slot_count, state_out.body_qd, self._slot_delta, self._slot_weight],
             device=self.device,
         )
 

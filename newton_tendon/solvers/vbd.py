@@ -282,16 +282,17 @@ class SolverVBD(SolverBase):
                         dt,
                         control.joint_target_pos,
                         control.joint_target_vel,
-                        self._joint_q_prev,
-                        state_in.body_q,
                         contact_data,
                         int(has_contacts),
+                        state_in.body_q,
+                        self._joint_q_prev,
+                        state_out.body_q,
                         lin,
                         self._xs,
                         self._joint_duals,
                         self._contact_duals,
+                        self._body_delta,
                     ],
-                    outputs=[state_out.body_q, self._body_delta],
                     device=dev,
                 )
             if m.tendon_count and it == self.iterations - 1:
@@ -314,14 +315,14 @@ class SolverVBD(SolverBase):
                 wp.launch(
                     vbd_kernels.update_transmission_duals,
                     dim=m.transmission_count,
-                    inputs=[self._xs, dt, self._body_delta],
+                    inputs=[dt, self._xs, self._body_delta],
                     device=dev,
                 )
             if m.coupling_count:
                 wp.launch(
                     vbd_kernels.update_coupling_duals,
                     dim=m.coupling_count,
-                    inputs=[self._xs, dt, self._body_delta],
+                    inputs=[dt, self._xs, self._body_delta],
                     device=dev,
                 )
             if m.joint_count:
@@ -343,8 +344,7 @@ class SolverVBD(SolverBase):
         wp.launch(
             rigid_kernels.update_body_velocities,
             dim=m.body_count,
-            inputs=[self._bodies, dt, self._body_delta],
-            outputs=[state_out.body_qd],
+            inputs=[self._bodies, dt, state_out.body_qd, self._body_delta],
             device=dev,
         )
         if has_contacts:
@@ -376,7 +376,7 @@ class SolverVBD(SolverBase):
         wp.launch(
             vbd_kernels.contact_push,
             dim=self.model.contact_capacity,
-            inputs=[self._contact_duals, contact_data.valid],
+            inputs=[contact_data.valid, self._contact_duals],
             outputs=[self._contact_push],
             device=self.device,
         )

@@ -192,8 +192,8 @@ class SolverXPBD(SolverBase):
             wp.launch(
                 rigid_kernels.apply_slot_pose_deltas,
                 dim=m.body_count,
-                inputs=[self._bodies, self._summed_slot_count, self._slot_delta, self._slot_weight],
-                outputs=[state_out.body_q, self._body_delta],
+                inputs=[self._bodies, self._summed_slot_count, state_out.body_q, self._slot_delta, self._slot_weight],
+                outputs=[self._body_delta],
                 device=self.device,
             )
 
@@ -201,8 +201,7 @@ class SolverXPBD(SolverBase):
         wp.launch(
             rigid_kernels.update_body_velocities,
             dim=self.model.body_count,
-            inputs=[self._bodies, dt, self._body_delta],
-            outputs=[state_out.body_qd],
+            inputs=[self._bodies, dt, state_out.body_qd, self._body_delta],
             device=self.device,
         )
 
