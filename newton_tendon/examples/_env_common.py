@@ -38,12 +38,13 @@ def entity_index(env, domain: str, column: int | None = None) -> wp.array:
 
 
 def launch_evaluate(env, kernel, inputs: list):
-    """Launch an ``evaluate`` kernel over the worlds: its arguments are ``inputs``, then the episode
-    clock (``episode_length``, ``episode_step``), then the outputs ``reward``, ``done``, ``done_mask``."""
+    """Launch an ``evaluate`` kernel over the worlds: its arguments are the episode clock
+    (``episode_length``, ``episode_step``), then ``inputs``, then the outputs ``reward``, ``done``,
+    ``done_mask`` (the kernel signature order of docs/kernel_conventions.md)."""
     wp.launch(
         kernel,
         dim=env.world_count,
-        inputs=[*inputs, env.episode_length, env.episode_step],
+        inputs=[env.episode_length, env.episode_step, *inputs],
         outputs=[env.reward, env.done, env.done_mask],
         device=env.device,
     )

@@ -53,9 +53,11 @@ EFFORT_COST = 1.0e-3
 
 @wp.kernel
 def apply_finger_actions(
+    # Input: the policy's actions, the env's tendon table and force bound
     actions: wp.array2d(dtype=float),
     tendon_index: wp.array2d(dtype=wp.int32),
     t_max: float,
+    # Control:
     drive_force: wp.array(dtype=float),
 ):
     """Tension command of each world's tendon from its action (clamped to [-1, 1])."""
@@ -72,14 +74,17 @@ def finger_tip(q: wp.transform, half_length: float) -> wp.vec3:
 
 @wp.kernel
 def evaluate_finger(
-    body_q: wp.array(dtype=wp.transform),
+    # Input: the episode clock, the env's tables and settings, goals and actions
+    episode_length: int,
+    episode_step: wp.array(dtype=wp.int32),
     distal: wp.array(dtype=wp.int32),
     half_length: float,
     goal: wp.array2d(dtype=float),
     actions: wp.array2d(dtype=float),
     effort_cost: float,
-    episode_length: int,
-    episode_step: wp.array(dtype=wp.int32),
+    # State:
+    body_q: wp.array(dtype=wp.transform),
+    # Output:
     reward: wp.array(dtype=float),
     done: wp.array(dtype=wp.bool),
     done_mask: wp.array(dtype=wp.int32),
@@ -98,6 +103,7 @@ def evaluate_finger(
 
 @wp.kernel
 def reset_finger(
+    # Input: the worlds to reset, the seeds, the env's geometry and goal ranges
     mask: wp.array(dtype=wp.int32),
     seed: int,
     episode_count: wp.array(dtype=wp.int32),
@@ -107,8 +113,10 @@ def reset_finger(
     q1_range: wp.vec2,
     q2_range: wp.vec2,
     tendon_index: wp.array2d(dtype=wp.int32),
-    goal: wp.array2d(dtype=float),
+    # Control:
     drive_force: wp.array(dtype=float),
+    # Output: the new goals
+    goal: wp.array2d(dtype=float),
 ):
     """New goal (the tip at random reachable angles) and relaxed tendons in each selected world."""
     w = wp.tid()
@@ -220,7 +228,7 @@ class Env(VecEnv):
         launch_evaluate(
             self,
             evaluate_finger,
-            [self.state_0.body_q, self.distal_index, 0.5 * LENGTHS[1], self.goal, self.actions, EFFORT_COST],
+            [self.distal_index, 0.5 * LENGTHS[1], self.goal, self.actions, EFFORT_COST, self.state_0.body_q],
         )
 
     def reset_worlds(self, mask):
@@ -236,7 +244,7 @@ class Env(VecEnv):
                 wp.vec2(*GOAL_RANGE[1]),
                 self.tendon_index,
             ],
-            [self.goal, self.control.transmission_drive_force],
+            [self.control.transmission_drive_force, self.goal],
         )
 
     def tip_positions(self) -> np.ndarray:

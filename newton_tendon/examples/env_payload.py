@@ -62,12 +62,14 @@ FORCE_SPAN = 0.3
 
 @wp.kernel
 def integrate_winch(
+    # Input: the policy's actions, the env's winch table and settings
     actions: wp.array2d(dtype=float),
     winch_guide: wp.array(dtype=wp.int32),
     speed: float,
     dt: float,
     lower: float,
     upper: float,
+    # Control: updated in place
     winch_length: wp.array(dtype=float),
 ):
     """Advance each world's paid-out command by its winch speed over one solver step."""
@@ -79,10 +81,12 @@ def integrate_winch(
 
 @wp.kernel
 def command_winch_force(
+    # Input: the policy's actions, the env's winch table and settings
     actions: wp.array2d(dtype=float),
     winch_guide: wp.array(dtype=wp.int32),
     weight: float,
     span: float,
+    # Control:
     winch_force: wp.array(dtype=float),
 ):
     """Each world's drum tension [N] from its action: weight (1 + span a), a clamped to [-1, 1]."""
@@ -92,13 +96,16 @@ def command_winch_force(
 
 @wp.kernel
 def evaluate_payload(
-    body_q: wp.array(dtype=wp.transform),
-    body_qd: wp.array(dtype=wp.spatial_vector),
+    # Input: the episode clock, the env's tables and settings, the targets
+    episode_length: int,
+    episode_step: wp.array(dtype=wp.int32),
     payload: wp.array(dtype=wp.int32),
     target: wp.array2d(dtype=float),
     swing_cost: float,
-    episode_length: int,
-    episode_step: wp.array(dtype=wp.int32),
+    # State:
+    body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    # Output:
     reward: wp.array(dtype=float),
     done: wp.array(dtype=wp.bool),
     done_mask: wp.array(dtype=wp.int32),
@@ -114,6 +121,7 @@ def evaluate_payload(
 
 @wp.kernel
 def reset_payload(
+    # Input: the worlds to reset, the seeds, the env's tables and settings
     mask: wp.array(dtype=wp.int32),
     seed: int,
     episode_count: wp.array(dtype=wp.int32),
@@ -121,9 +129,12 @@ def reset_payload(
     push: float,
     payload: wp.array(dtype=wp.int32),
     winch_guide: wp.array(dtype=wp.int32),
-    target: wp.array2d(dtype=float),
+    # Control:
     winch_length: wp.array(dtype=float),
+    # State:
     body_qd: wp.array(dtype=wp.spatial_vector),
+    # Output: the new targets
+    target: wp.array2d(dtype=float),
 ):
     """New target and a sideways push in each selected world; the winch command back to 0."""
     w = wp.tid()
@@ -207,7 +218,7 @@ class Env(VecEnv):
         launch_evaluate(
             self,
             evaluate_payload,
-            [self.state_0.body_q, self.state_0.body_qd, self.payload_index, self.target, SWING_COST],
+            [self.payload_index, self.target, SWING_COST, self.state_0.body_q, self.state_0.body_qd],
         )
 
     def reset_worlds(self, mask):
@@ -216,7 +227,7 @@ class Env(VecEnv):
             reset_payload,
             mask,
             [wp.vec2(*TARGET_RANGE), float(self.push), self.payload_index, self.winch_index],
-            [self.target, self.control.tendon_guide_winch_length, self.state_0.body_qd],
+            [self.control.tendon_guide_winch_length, self.state_0.body_qd, self.target],
         )
 
     def payload_heights(self) -> np.ndarray:
