@@ -74,7 +74,8 @@ working and a caller need not know which module holds X.
 - ``span``: one span from the pose: indexing, compliance and damping, arcs, end stops, ``span_length``.
 - ``cached``: ``TendonGeometry``: the same geometry with each guide frame computed once per pass.
 - ``history``: baseline, seeding, resets and ``begin_step`` (fold, dynamic rollers, winches).
-- ``relax``: the prediction and material relaxation both solvers share (capstan, runs, winch stall).
+- ``transfer``: the rules by which material crosses a guide (capstan, rigid runs, winch stall).
+- ``relax``: the prediction and the material relaxation both solvers share, phase by phase.
 - ``xpbd``: SolverXPBD's pass (``solve_tendons``, ``row_split``).
 - ``vbd_rows``: SolverVBD's rows (``TendonLinearization``), run and chain tensions, the dual step.
 - ``vbd_relax``: SolverVBD's step 1 and relaxation (``relax_tendon_vbd``).
@@ -138,16 +139,11 @@ from newton_tendon.kernels.cable.history import (  # noqa: F401
     winch_span,
 )
 from newton_tendon.kernels.cable.relax import (  # noqa: F401
-    capstan_transfer,
-    frictional_guide,
+    capstan_ratios,
+    capstan_sweeps,
+    frictionless_runs,
     predict_span,
     relax_material,
-    rigid_run_stretch,
-    rigid_transfer,
-    share_rigid_run,
-    stall_length_winch,
-    stopped_member_tension,
-    tight_transfer,
 )
 from newton_tendon.kernels.cable.span import (  # noqa: F401
     arc_arriving,
@@ -164,6 +160,16 @@ from newton_tendon.kernels.cable.span import (  # noqa: F401
     span_damping,
     span_length,
     stop_points,
+)
+from newton_tendon.kernels.cable.transfer import (  # noqa: F401
+    capstan_transfer,
+    frictional_guide,
+    rigid_run_stretch,
+    rigid_transfer,
+    share_rigid_run,
+    stall_length_winch,
+    stopped_member_tension,
+    tight_transfer,
 )
 from newton_tendon.kernels.cable.types import TendonDiagnostics, TendonHistory, TendonWork  # noqa: F401
 from newton_tendon.kernels.cable.vbd_linearize import (  # noqa: F401

@@ -149,7 +149,7 @@ def tendon_diagnostics(
     ``sum L + sum r theta(m_in -> m_out)``; ``total_length`` the geometric ``sum |x_r - x_l| + sum r theta``.
     Spans between world guides read the geometry ``begin_step`` cached (``TendonGeometry``).
 
-    A thread takes the tendons ``[chunk tid, chunk (tid + 1))`` (module docstring: *Chunks*).
+    A thread takes the tendons ``[chunk tid, chunk (tid + 1))`` (package docstring: *Chunks*).
     """
     t0 = wp.tid() * chunk
     for t in range(t0, wp.min(t0 + chunk, tendon_count)):

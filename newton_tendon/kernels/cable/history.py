@@ -428,7 +428,7 @@ def begin_step(
     history, writes the output state's. Caches the step's geometry of the world guides and of the
     spans between them in ``geo`` and ``work.xl``/``xr`` (see ``TendonGeometry``).
 
-    A thread takes the tendons ``[chunk tid, chunk (tid + 1))`` (module docstring: *Chunks*)."""
+    A thread takes the tendons ``[chunk tid, chunk (tid + 1))`` (package docstring: *Chunks*)."""
     t0 = wp.tid() * chunk
     for t in range(t0, wp.min(t0 + chunk, tendon_count)):
         begin_tendon_step(

@@ -1,17 +1,14 @@
 """Routed cables: the material relaxation of a tendon pass, shared by both solvers: step 1's
-prediction of a span's multiplier (``predict_span``), then capstan ratios, frictionless runs,
-capstan transfer at frictional guides and the winch stall (``relax_material``), with the transfer
-rules they use (``capstan_transfer``, ``rigid_transfer``, ``share_rigid_run``,
-``stall_length_winch``).
+prediction of a span's multiplier (``predict_span``), then ``relax_material``: capstan ratios (2,
+``capstan_ratios``), frictionless runs (3a, ``frictionless_runs``), capstan sweeps at frictional
+guides (3b, ``capstan_sweeps``) and the winch stall (4). The rules they apply are in ``transfer``.
 
 The model and the meaning of runs, rigid runs and drums are in the package docstring. The callers
-are ``xpbd.relax_tendon`` (XPBD) and ``vbd_relax.relax_tendon_vbd`` (VBD); VBD's chain rows
-(``vbd_rows.chain_tension``) apply ``capstan_transfer`` within a body sweep, so a change to a
-transfer rule changes both.
-
-``relax_material`` is one function of about 370 lines: its phases (2, 3a, 3b, 4, marked in the
-code) share the run bookkeeping of ``TendonWork`` and a few per-tendon locals (the force winch's
-run and target, whether a span sits at the floor).
+are ``xpbd.relax_tendon`` (XPBD) and ``vbd_relax.relax_tendon_vbd`` (VBD). The phases share the run
+bookkeeping of ``TendonWork`` (``run_first``, ``run_flex``, ``run_num``, ``run_skip``, ...); 3a hands
+3b only the force winch's drum and run. They are inline functions, split from one: the CPU
+fingerprint (``tools/fingerprint.py``) of every benchmark scene and example stayed bitwise the same.
+A phase that stops being inline, or a new phase boundary, needs that check again.
 """
 
 import warp as wp
@@ -22,7 +19,6 @@ from newton_tendon.kernels.cable.constants import (
     DENOM_FLOOR,
     REST_LENGTH_FLOOR,
     RIGID_FLEX,
-    RIGID_STRETCH_ROUNDING,
 )
 from newton_tendon.kernels.cable.history import add_material, force_winch_span
 from newton_tendon.kernels.cable.span import (
@@ -33,226 +29,52 @@ from newton_tendon.kernels.cable.span import (
     span_compliance,
     span_damping,
 )
+from newton_tendon.kernels.cable.transfer import (
+    capstan_transfer,
+    frictional_guide,
+    rigid_run_stretch,
+    rigid_transfer,
+    share_rigid_run,
+    stall_length_winch,
+    stopped_member_tension,
+)
 from newton_tendon.kernels.cable.types import TendonHistory, TendonWork
-from newton_tendon.kernels.routing import TendonModel, is_force_winch, is_roller, is_winch, transmits_material
+from newton_tendon.kernels.routing import TendonModel, is_roller, transmits_material
 
 wp.set_module_options({"enable_backward": False})
 
 
-@wp.func
-def frictional_guide(tm: TendonModel, g: int, active: wp.array(dtype=wp.int32), ratio: wp.array(dtype=float)):
-    """An active pinhole or roller whose capstan ratio exceeds 1 (it separates two runs)."""
-    if active[g] == 0 or not transmits_material(tm, g):
-        return False
-    return ratio[g] > 1.0
-
-
-@wp.func
-def tight_transfer(la: float, lb: float, ka: float, kb: float, e: float):
-    """Material [m] to move into the tight span a (la > e lb) from span b so that the clamped
-    tensions satisfy max(la - ka d, 0) = e max(lb + kb d, 0), the smallest such d >= 0."""
-    if lb >= 0.0:
-        return (la - e * lb) / (ka + e * kb)
-    da = la / ka
-    db = -lb / kb
-    if da <= db:
-        return da
-    return (la - e * lb) / (ka + e * kb)
-
-
-@wp.func
-def capstan_transfer(la: float, lb: float, ka: float, kb: float, e: float):
-    """Material [m] moved from span b into span a (negative: a into b) to enforce
-    T_tight <= e T_slack with e = exp(mu theta) on the predicted multipliers la, lb."""
-    ta = wp.max(la, 0.0)
-    tb = wp.max(lb, 0.0)
-    if ta > e * tb:
-        return tight_transfer(la, lb, ka, kb, e)
-    if tb > e * ta:
-        return -tight_transfer(lb, la, kb, ka, e)
-    return 0.0
-
-
-@wp.func
-def rigid_run_stretch(
-    t: int,
-    first: int,
-    tm: TendonModel,
-    active: wp.array(dtype=wp.int32),
-    rest: wp.array(dtype=float),
-    work: TendonWork,
-    geo: TendonGeometry,
-):
-    """(stretch, moved, tol) of the rigid run whose first span is ``first`` (no end of it can move,
-    so its members' lengths ``geo.length`` are fixed within the step): its stretch ``sum (l - L)``
-    [m], the material [m] that entered it since the step start (after the winches,
-    ``work.rest0``), and the stretch below which it is taut (``RIGID_STRETCH_ROUNDING`` of its
-    length) [m]."""
-    stretch = float(0.0)
-    moved = float(0.0)
-    length = float(0.0)
-    for h in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, h)
-        if active[h] != 0 and work.run_skip[s] == 0 and work.run_first[s] == first:
-            stretch = stretch + (geo.length[s] - rest[s])
-            moved = moved + (rest[s] - work.rest0[s])
-            length = length + wp.max(geo.length[s], rest[s])
-    return stretch, moved, RIGID_STRETCH_ROUNDING * length
-
-
-@wp.func
-def rigid_transfer(stretch: float, lf: float, kf: float, tol: float):
-    """Material [m] a rigid run of stretch ``stretch`` [m] takes across a frictional guide from the
-    run on the other side (predicted multiplier ``lf`` [N s^2], ``kf`` its change per metre taken
-    from it; 0 for a force winch's drum, which pays out whatever is taken).
-
-    The rigid run cannot stretch and nothing can shorten it, so what crosses the guide is set by
-    its length, not by a balance of tensions: a stretched run (the winch next to it reeled in)
-    takes its whole stretch, whatever the tension (the guide slips towards it, whose tension is
-    then the tight one); a slack run (the winch paid out) gives its slack, but no more than the
-    other side can take before it goes slack itself (lf / kf). Within ``tol`` of taut it holds:
-    the guide sticks, and the tension of the rigid run is any value within the capstan bound."""
-    if stretch > tol:
-        return stretch
-    if stretch < -tol and lf > 0.0:
-        if kf > 0.0:
-            return -wp.min(-stretch, lf / kf)
-        return stretch
-    return 0.0
-
-
-@wp.func
-def share_rigid_run(
-    t: int,
-    first: int,
-    tm: TendonModel,
-    active: wp.array(dtype=wp.int32),
-    hist: TendonHistory,
-    work: TendonWork,
-    geo: TendonGeometry,
-):
-    """3a for a rigid run of several spans (joined by frictionless guides; no end can move): its
-    members share its stretch in proportion to their flexibility ``1/work.stiff``, so a winch that
-    reels in one member takes cable through the frictionless guides from the others (which a tension
-    rule cannot do: ``lam_hat`` of a rigid member is a float32 stretch over the denominator floor).
-    The transfer is scaled down so that no member drops below the rest-length floor (the run's
-    material is conserved exactly), and skipped while every member is within rounding of its share."""
-    stretch, moved, tol = rigid_run_stretch(t, first, tm, active, hist.rest, work, geo)
-    flex = work.run_flex[first]
-    if flex <= 0.0:
-        return
-    spread = float(0.0)
-    scale = float(1.0)
-    for h in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, h)
-        if active[h] == 0 or work.run_skip[s] != 0 or work.run_first[s] != first:
-            continue
-        dl = (geo.length[s] - hist.rest[s]) - stretch * (1.0 / work.stiff[s]) / flex
-        spread = wp.max(spread, wp.abs(dl))
-        if dl < 0.0 and hist.rest[s] + dl < REST_LENGTH_FLOOR:
-            scale = wp.min(scale, wp.max((REST_LENGTH_FLOOR - hist.rest[s]) / dl, 0.0))
-    if spread <= tol:
-        return
-    for h in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, h)
-        if active[h] == 0 or work.run_skip[s] != 0 or work.run_first[s] != first:
-            continue
-        dl = (geo.length[s] - hist.rest[s]) - stretch * (1.0 / work.stiff[s]) / flex
-        add_material(hist, s, scale * dl)
-
-
-@wp.func
-def stall_length_winch(
-    t: int,
-    g: int,
-    s_w: int,
-    tm: TendonModel,
-    active: wp.array(dtype=wp.int32),
-    hist: TendonHistory,
-    work: TendonWork,
-    geo: TendonGeometry,
-):
-    """A length winch ``g`` (its span ``s_w``) that reeled in more than its cable can give stalls.
-
-    When the winch's span ends a pass in a rigid run (inextensible spans no body can move, e.g. a
-    world winch and a world pinhole) that is still stretched, nothing can give it cable: the load
-    behind a frictionless guide sits at its end stop (that span left the run, 3a), the cable beyond
-    a frictional guide has no room (3b), or the whole cable is fixed in the world. An inextensible
-    cable cannot be stretched, so the drum gives the stretch back: each member is made exactly taut
-    (its material set to its length) and the winch's pay-out ``hist.winch`` [m] grows by the total.
-    The material minus the pay-out is unchanged, and ``tendon_guide_winch_paid`` reports what the
-    cable accepted, so a later pay-out acts at once instead of first working off a hidden debt (the
-    winch kept reeling a stopped load in: 0.25 m of stretch that no pay-out short of it could ease)."""
-    if not is_winch(tm, g) or is_force_winch(tm, g) or active[g] == 0:
-        return
-    if work.run_skip[s_w] != 0:
-        return
-    first = work.run_first[s_w]
-    if work.run_flex[first] > RIGID_FLEX:
-        return
-    stretch, moved, tol = rigid_run_stretch(t, first, tm, active, hist.rest, work, geo)
-    if stretch <= tol:
-        return
-    given = float(0.0)
-    for h in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, h)
-        if active[h] == 0 or work.run_skip[s] != 0 or work.run_first[s] != first:
-            continue
-        dl = geo.length[s] - hist.rest[s]
-        if dl > 0.0:
-            add_material(hist, s, dl)
-            given = given + dl
-    hist.winch[g] = hist.winch[g] + given
-
-
-@wp.func
-def stopped_member_tension(tm: TendonModel, t: int, first: int, active: wp.array(dtype=wp.int32), work: TendonWork):
-    """Largest predicted tension [N s^2] (>= 0) of the spans that left run ``first`` at the
-    rest-length floor (``work.run_skip``): what the run's other members carry at least while those
-    spans' bodies sit at their end stops."""
-    tension = float(0.0)
-    for g in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, g)
-        if active[g] != 0 and work.run_skip[s] != 0 and work.run_first[s] == first:
-            tension = wp.max(tension, work.lam_hat[s])
-    return tension
+@wp.func(inline=True)
+def predict_span(tm: TendonModel, s: int, bypass: bool, cval: float, w: float, dt: float, work: TendonWork):
+    """Step 1's prediction for span s (package docstring): with stretch ``cval`` = C [m] and inverse
+    mass ``w`` [1/kg], writes ``work.lam_hat[s]`` = lambda + (C + gamma (C - C_0) - alpha lambda) /
+    ((1 + gamma) w + alpha) [N s^2] and ``work.stiff[s]`` = (1 + gamma) / ((1 + gamma) w + alpha), the
+    change of lambda_hat per metre of material moved in. Returns the span's compliance c [m/N]."""
+    comp = span_compliance(tm, s, bypass)
+    alpha = comp / (dt * dt)
+    gamma = comp * span_damping(tm, s, bypass) / dt
+    denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
+    lam = work.lam[s]
+    work.lam_hat[s] = lam + (cval + gamma * (cval - work.stretch0[s]) - alpha * lam) / denom
+    work.stiff[s] = (1.0 + gamma) / denom
+    return comp
 
 
 @wp.func(inline=True)
-def relax_material(
+def capstan_ratios(
     tm: TendonModel,
     t: int,
-    max_sweeps: int,
-    settle_tol: float,
-    dt2: float,
     hist: TendonHistory,
     work: TendonWork,
     geo: TendonGeometry,
 ):
-    """Steps 2-3 of a tendon pass, shared by both solvers' step 1 (``relax_tendon``,
-    ``relax_tendon_vbd``): capstan ratios and material relaxation under the capstan bound, from the
-    predicted multipliers ``work.lam_hat`` and flexibilities ``1/work.stiff`` [m/N dt^2] of step 1.
-    Moves material between spans (``hist.rest``/``hist.residual``, compensated by ``add_material``)
-    and leaves each span's tension after the move in ``lam_hat`` [N dt^2].
-
-    A force winch (``force_winch_span``) is a drum that holds the run of spans next to it at its
-    commanded tension F [N]: that run's members move to ``T = F dt^2`` (``dt2`` = dt^2 [s^2]) instead
-    of sharing their mean, the drum pays out or takes up the difference (``hist.winch``, [m]), and at
-    a frictional guide next to the run the drum, not the run, gives or takes the capstan transfer."""
-    rest = hist.rest
+    """Step 2 of ``relax_material``: the capstan ratio ``work.ratio[g]`` = exp(mu theta) of each of
+    tendon t's transmitting guides; returns 1 when a guide separates two runs (``frictional_guide``),
+    so the sweeps of 3b are needed, else 0."""
     active = hist.active
-    lam_hat = work.lam_hat
-    stiff = work.stiff
     xl_buf = work.xl
     xr_buf = work.xr
     ratio = work.ratio
-    run_first = work.run_first
-    run_flex = work.run_flex
-    run_num = work.run_num
-    run_begin = work.run_begin
-    run_end = work.run_end
-    run_scale = work.run_scale
-    run_skip = work.run_skip
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
 
@@ -273,6 +95,36 @@ def relax_material(
             ratio[g] = wp.exp(wp.min(mu * wp.max(theta, 0.0), CAPSTAN_EXPONENT_MAX))
             if ratio[g] > 1.0:
                 frictional = 1
+    return frictional
+
+
+@wp.func(inline=True)
+def frictionless_runs(
+    tm: TendonModel,
+    t: int,
+    dt2: float,
+    hist: TendonHistory,
+    work: TendonWork,
+    geo: TendonGeometry,
+):
+    """Step 3a of ``relax_material``: each run of spans joined by frictionless guides shares one
+    tension (a force winch's run its drum's), spans at the rest-length floor leave their runs, and a
+    rigid run shares its stretch. Returns (guide, run) of the force winch that holds a run this pass,
+    or (-1, -1): 3b lets the drum, not that run, give or take the transfer."""
+    rest = hist.rest
+    active = hist.active
+    lam_hat = work.lam_hat
+    stiff = work.stiff
+    ratio = work.ratio
+    run_first = work.run_first
+    run_flex = work.run_flex
+    run_num = work.run_num
+    run_begin = work.run_begin
+    run_end = work.run_end
+    run_scale = work.run_scale
+    run_skip = work.run_skip
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
 
     # 3a. Frictionless runs: spans joined by guides with exp(mu theta) = 1 share one tension,
     #     T = sum(lam_hat/k) / sum(1/k); each span's material changes by (lam_hat - T)/k (sum 0).
@@ -407,6 +259,36 @@ def relax_material(
             lam_hat[s] = run_num[first] / run_flex[first]
         if first == w_run:
             hist.winch[w_guide] = hist.winch[w_guide] + dl
+    return w_guide, w_run
+
+
+@wp.func(inline=True)
+def capstan_sweeps(
+    tm: TendonModel,
+    t: int,
+    max_sweeps: int,
+    settle_tol: float,
+    w_guide: int,
+    w_run: int,
+    hist: TendonHistory,
+    work: TendonWork,
+    geo: TendonGeometry,
+):
+    """Step 3b of ``relax_material``: Gauss-Seidel sweeps over tendon t's frictional guides, moving
+    material between the runs on either side until T_tight <= exp(mu theta) T_slack (``w_guide``,
+    ``w_run``: the force winch's drum and run from 3a, or -1)."""
+    rest = hist.rest
+    active = hist.active
+    lam_hat = work.lam_hat
+    stiff = work.stiff
+    ratio = work.ratio
+    run_first = work.run_first
+    run_flex = work.run_flex
+    run_begin = work.run_begin
+    run_end = work.run_end
+    run_skip = work.run_skip
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
 
     # 3b. Frictional guides: sweeps move material between the runs on either side until
     #     T_tight <= exp(mu theta) T_slack; a run takes material in proportion to its members' 1/k,
@@ -414,195 +296,212 @@ def relax_material(
     #     guides) passes material straight through: the runs on both sides of it exchange material
     #     across the product of the ratios, and its tension follows the slipping side. Without a
     #     frictional guide the first sweep would change nothing and stop.
-    if frictional != 0:
-        for _sweep in range(max_sweeps):
-            change = float(0.0)
-            scale = float(0.0)
-            for g in range(g0 + 1, g1 - 1):
-                if not frictional_guide(tm, g, active, ratio):
-                    continue
-                a = seg_index(t, g)
-                fa = run_first[a]
-                if run_flex[fa] <= RIGID_FLEX and run_begin[fa] > g0 and transmits_material(tm, run_begin[fa]):
-                    continue  # an intermediate rigid run: handled from the run on its left
-                # Walk right over rigid runs, multiplying the capstan ratios.
-                e_total = ratio[g]
-                fb = run_first[out_segment(t, g, active)]
-                while run_flex[fb] <= RIGID_FLEX and frictional_guide(tm, run_end[fb], active, ratio):
-                    e_total = e_total * ratio[run_end[fb]]
-                    fb = run_first[out_segment(t, run_end[fb], active)]
-                lam_a = lam_hat[a]
-                lam_b = lam_hat[fb]
-                # A force winch's run keeps its tension: the drum gives or takes the transfer (k = 0).
-                ka = 1.0 / run_flex[fa]
-                kb = 1.0 / run_flex[fb]
-                if fa == w_run:
-                    ka = 0.0
-                if fb == w_run:
-                    kb = 0.0
-                # A rigid run on one side (an end run: inextensible spans between the route's end and
-                # this guide, none of whose ends can move, e.g. a world winch and a world pinhole)
-                # takes or gives exactly what fits it to its length (``rigid_transfer``). Its
-                # predicted multiplier is a float32 stretch over the denominator floor, useless for
-                # a balance of tensions: read as 0 (3a), it took only that float's worth of cable
-                # (1e-10 m), so a winch reeling in behind a frictional pinhole moved nothing.
-                rigid = int(-1)
-                if run_flex[fa] <= RIGID_FLEX and fa != w_run and not (run_flex[fb] <= RIGID_FLEX and fb != w_run):
-                    rigid = fa
-                elif run_flex[fb] <= RIGID_FLEX and fb != w_run and not (run_flex[fa] <= RIGID_FLEX and fa != w_run):
-                    rigid = fb
-                r_stretch = float(0.0)
-                r_moved = float(0.0)
-                r_tol = float(0.0)
-                delta = float(0.0)
-                if rigid >= 0:
-                    r_stretch, r_moved, r_tol = rigid_run_stretch(t, rigid, tm, active, rest, work, geo)
-                    if rigid == fa:
-                        delta = rigid_transfer(r_stretch, lam_b, kb, r_tol)
-                    else:
-                        delta = -rigid_transfer(r_stretch, lam_a, ka, r_tol)
+    for _sweep in range(max_sweeps):
+        change = float(0.0)
+        scale = float(0.0)
+        for g in range(g0 + 1, g1 - 1):
+            if not frictional_guide(tm, g, active, ratio):
+                continue
+            a = seg_index(t, g)
+            fa = run_first[a]
+            if run_flex[fa] <= RIGID_FLEX and run_begin[fa] > g0 and transmits_material(tm, run_begin[fa]):
+                continue  # an intermediate rigid run: handled from the run on its left
+            # Walk right over rigid runs, multiplying the capstan ratios.
+            e_total = ratio[g]
+            fb = run_first[out_segment(t, g, active)]
+            while run_flex[fb] <= RIGID_FLEX and frictional_guide(tm, run_end[fb], active, ratio):
+                e_total = e_total * ratio[run_end[fb]]
+                fb = run_first[out_segment(t, run_end[fb], active)]
+            lam_a = lam_hat[a]
+            lam_b = lam_hat[fb]
+            # A force winch's run keeps its tension: the drum gives or takes the transfer (k = 0).
+            ka = 1.0 / run_flex[fa]
+            kb = 1.0 / run_flex[fb]
+            if fa == w_run:
+                ka = 0.0
+            if fb == w_run:
+                kb = 0.0
+            # A rigid run on one side (an end run: inextensible spans between the route's end and
+            # this guide, none of whose ends can move, e.g. a world winch and a world pinhole)
+            # takes or gives exactly what fits it to its length (``rigid_transfer``). Its
+            # predicted multiplier is a float32 stretch over the denominator floor, useless for
+            # a balance of tensions: read as 0 (3a), it took only that float's worth of cable
+            # (1e-10 m), so a winch reeling in behind a frictional pinhole moved nothing.
+            rigid = int(-1)
+            if run_flex[fa] <= RIGID_FLEX and fa != w_run and not (run_flex[fb] <= RIGID_FLEX and fb != w_run):
+                rigid = fa
+            elif run_flex[fb] <= RIGID_FLEX and fb != w_run and not (run_flex[fa] <= RIGID_FLEX and fa != w_run):
+                rigid = fb
+            r_stretch = float(0.0)
+            r_moved = float(0.0)
+            r_tol = float(0.0)
+            delta = float(0.0)
+            if rigid >= 0:
+                r_stretch, r_moved, r_tol = rigid_run_stretch(t, rigid, tm, active, rest, work, geo)
+                if rigid == fa:
+                    delta = rigid_transfer(r_stretch, lam_b, kb, r_tol)
                 else:
-                    delta = capstan_transfer(lam_a, lam_b, ka, kb, e_total)
-                scale = wp.max(scale, wp.max(lam_a, lam_b))
-                # The run that gives the material: b for delta > 0, a for delta < 0 (a drum gives
-                # from the drum, not from its run's members). A member of it already at the
-                # rest-length floor has none to give: it keeps its material and the other members
-                # share the transfer, as in 3a. Taking the transfer from every member in proportion
-                # to 1/k instead let such a member's zero room stop the whole run (a drum at 20 N
-                # across a pinhole with e = 2.57 held the cable beyond it at 0 N, because a
-                # zero-length span at the far end of that run sat at the floor). The span at this
-                # guide keeps the old rule: when it is at the floor, no material reaches the guide.
-                # Checked at every transfer: a member can reach the floor in 3a or in an earlier sweep.
-                give = int(-1)
-                if delta > 0.0 and fb != w_run:
-                    give = fb
-                elif delta < 0.0 and fa != w_run:
-                    give = fa
-                give_flex = float(0.0)  # sum of 1/k over the giving members with material (0: the old rule)
-                if give >= 0:
-                    near = fb
-                    if give == fa:
-                        near = a
-                    floored = int(0)
-                    for h in range(g0 + 1, g1):
-                        s = seg_index(t, h)
-                        if active[h] == 0 or run_skip[s] != 0 or run_first[s] != give:
-                            continue
-                        if at_rest_floor(rest[s]):
-                            floored = 1
-                        else:
-                            give_flex = give_flex + 1.0 / stiff[s]
-                    if floored == 0 or at_rest_floor(rest[near]) or give_flex <= 0.0:
-                        give_flex = 0.0
-                    elif rigid >= 0:
-                        if give != rigid and rigid == fa:
-                            delta = rigid_transfer(r_stretch, lam_b, 1.0 / give_flex, r_tol)
-                        elif give != rigid:
-                            delta = -rigid_transfer(r_stretch, lam_a, 1.0 / give_flex, r_tol)
-                    elif give == fb:
-                        delta = capstan_transfer(lam_a, lam_b, ka, 1.0 / give_flex, e_total)
+                    delta = -rigid_transfer(r_stretch, lam_a, ka, r_tol)
+            else:
+                delta = capstan_transfer(lam_a, lam_b, ka, kb, e_total)
+            scale = wp.max(scale, wp.max(lam_a, lam_b))
+            # The run that gives the material: b for delta > 0, a for delta < 0 (a drum gives
+            # from the drum, not from its run's members). A member of it already at the
+            # rest-length floor has none to give: it keeps its material and the other members
+            # share the transfer, as in 3a. Taking the transfer from every member in proportion
+            # to 1/k instead let such a member's zero room stop the whole run (a drum at 20 N
+            # across a pinhole with e = 2.57 held the cable beyond it at 0 N, because a
+            # zero-length span at the far end of that run sat at the floor). The span at this
+            # guide keeps the old rule: when it is at the floor, no material reaches the guide.
+            # Checked at every transfer: a member can reach the floor in 3a or in an earlier sweep.
+            give = int(-1)
+            if delta > 0.0 and fb != w_run:
+                give = fb
+            elif delta < 0.0 and fa != w_run:
+                give = fa
+            give_flex = float(0.0)  # sum of 1/k over the giving members with material (0: the old rule)
+            if give >= 0:
+                near = fb
+                if give == fa:
+                    near = a
+                floored = int(0)
+                for h in range(g0 + 1, g1):
+                    s = seg_index(t, h)
+                    if active[h] == 0 or run_skip[s] != 0 or run_first[s] != give:
+                        continue
+                    if at_rest_floor(rest[s]):
+                        floored = 1
                     else:
-                        delta = capstan_transfer(lam_a, lam_b, 1.0 / give_flex, kb, e_total)
-                # Limit the transfer so that no member of the giving run drops below the floor.
+                        give_flex = give_flex + 1.0 / stiff[s]
+                if floored == 0 or at_rest_floor(rest[near]) or give_flex <= 0.0:
+                    give_flex = 0.0
+                elif rigid >= 0:
+                    if give != rigid and rigid == fa:
+                        delta = rigid_transfer(r_stretch, lam_b, 1.0 / give_flex, r_tol)
+                    elif give != rigid:
+                        delta = -rigid_transfer(r_stretch, lam_a, 1.0 / give_flex, r_tol)
+                elif give == fb:
+                    delta = capstan_transfer(lam_a, lam_b, ka, 1.0 / give_flex, e_total)
+                else:
+                    delta = capstan_transfer(lam_a, lam_b, 1.0 / give_flex, kb, e_total)
+            # Limit the transfer so that no member of the giving run drops below the floor.
+            for h in range(g0 + 1, g1):
+                if active[h] == 0:
+                    continue
+                s = seg_index(t, h)
+                if run_skip[s] != 0:
+                    continue
+                room = wp.max(rest[s] - REST_LENGTH_FLOOR, 0.0)
+                if give_flex > 0.0:
+                    if run_first[s] == give and room > 0.0:
+                        if delta > 0.0:
+                            delta = wp.min(delta, room * give_flex * stiff[s])
+                        else:
+                            delta = wp.max(delta, -room * give_flex * stiff[s])
+                elif delta > 0.0 and run_first[s] == fb and fb != w_run:
+                    delta = wp.min(delta, room * run_flex[fb] * stiff[s])
+                elif delta < 0.0 and run_first[s] == fa and fa != w_run:
+                    delta = wp.max(delta, -room * run_flex[fa] * stiff[s])
+            if fa == w_run:
+                hist.winch[w_guide] = hist.winch[w_guide] - delta  # b's cable onto the drum
+            elif fb == w_run:
+                hist.winch[w_guide] = hist.winch[w_guide] + delta  # the drum's cable into a
+            if delta != 0.0:
                 for h in range(g0 + 1, g1):
                     if active[h] == 0:
                         continue
                     s = seg_index(t, h)
                     if run_skip[s] != 0:
                         continue
-                    room = wp.max(rest[s] - REST_LENGTH_FLOOR, 0.0)
-                    if give_flex > 0.0:
-                        if run_first[s] == give and room > 0.0:
-                            if delta > 0.0:
-                                delta = wp.min(delta, room * give_flex * stiff[s])
-                            else:
-                                delta = wp.max(delta, -room * give_flex * stiff[s])
-                    elif delta > 0.0 and run_first[s] == fb and fb != w_run:
-                        delta = wp.min(delta, room * run_flex[fb] * stiff[s])
-                    elif delta < 0.0 and run_first[s] == fa and fa != w_run:
-                        delta = wp.max(delta, -room * run_flex[fa] * stiff[s])
-                if fa == w_run:
-                    hist.winch[w_guide] = hist.winch[w_guide] - delta  # b's cable onto the drum
-                elif fb == w_run:
-                    hist.winch[w_guide] = hist.winch[w_guide] + delta  # the drum's cable into a
-                if delta != 0.0:
-                    for h in range(g0 + 1, g1):
-                        if active[h] == 0:
-                            continue
-                        s = seg_index(t, h)
-                        if run_skip[s] != 0:
-                            continue
-                        share = float(0.0)
-                        if run_first[s] == w_run:
-                            share = 0.0
-                        elif give_flex > 0.0 and run_first[s] == give:
-                            if not at_rest_floor(rest[s]):
-                                share = -wp.abs(delta) / give_flex
-                        elif run_first[s] == fa:
-                            share = delta / run_flex[fa]
-                        elif run_first[s] == fb:
-                            share = -delta / run_flex[fb]
-                        if share != 0.0:
-                            dl = share / stiff[s]
-                            add_material(hist, s, dl)
-                            if run_first[s] != rigid:  # the rigid run's tension is set below
-                                lam_hat[s] = lam_hat[s] - stiff[s] * dl
-                                change = wp.max(change, wp.abs(stiff[s] * dl))
-                if rigid >= 0:
-                    # The rigid run's tension: the guide has slipped towards it this step (material
-                    # entered it: a winch reeling in) -> it is the tight side, e T; otherwise (it gave
-                    # cable, or the guide sticks, when any tension in [T/e, T e] holds) the least
-                    # admissible, T/e, as for the rigid runs in between below.
-                    t_other = float(0.0)
-                    moved_in = r_moved + delta
-                    if rigid == fa:
-                        t_other = wp.max(lam_hat[fb], 0.0)
-                    else:
-                        t_other = wp.max(lam_hat[a], 0.0)
-                        moved_in = r_moved - delta
-                    tension = t_other / e_total
-                    if moved_in > r_tol:
-                        tension = t_other * e_total
-                    for h in range(g0 + 1, g1):
-                        s = seg_index(t, h)
-                        if active[h] != 0 and run_skip[s] == 0 and run_first[s] == rigid:
-                            change = wp.max(change, wp.abs(tension - lam_hat[s]))
-                            lam_hat[s] = tension
-                # Rigid runs in between carry the least tension admissible for both neighbours,
-                # max(T_a/E_l, T_b/E_r) (statically indeterminate while both guides stick; exact once
-                # one side slips, when the interval [max(T/E), min(T E)] shrinks to a point).
-                ta = wp.max(lam_hat[a], 0.0)
-                tb = wp.max(lam_hat[fb], 0.0)
-                e_part = ratio[g]
-                fm = run_first[out_segment(t, g, active)]
-                while fm != fb:
-                    e_right = e_total / e_part
-                    tension = wp.max(ta / e_part, tb / e_right)
-                    for h in range(g0 + 1, g1):
-                        if active[h] != 0 and run_first[seg_index(t, h)] == fm:
-                            lam_hat[seg_index(t, h)] = tension
-                    e_part = e_part * ratio[run_end[fm]]
-                    fm = run_first[out_segment(t, run_end[fm], active)]
-            if change <= settle_tol * scale:
-                break
+                    share = float(0.0)
+                    if run_first[s] == w_run:
+                        share = 0.0
+                    elif give_flex > 0.0 and run_first[s] == give:
+                        if not at_rest_floor(rest[s]):
+                            share = -wp.abs(delta) / give_flex
+                    elif run_first[s] == fa:
+                        share = delta / run_flex[fa]
+                    elif run_first[s] == fb:
+                        share = -delta / run_flex[fb]
+                    if share != 0.0:
+                        dl = share / stiff[s]
+                        add_material(hist, s, dl)
+                        if run_first[s] != rigid:  # the rigid run's tension is set below
+                            lam_hat[s] = lam_hat[s] - stiff[s] * dl
+                            change = wp.max(change, wp.abs(stiff[s] * dl))
+            if rigid >= 0:
+                # The rigid run's tension: the guide has slipped towards it this step (material
+                # entered it: a winch reeling in) -> it is the tight side, e T; otherwise (it gave
+                # cable, or the guide sticks, when any tension in [T/e, T e] holds) the least
+                # admissible, T/e, as for the rigid runs in between below.
+                t_other = float(0.0)
+                moved_in = r_moved + delta
+                if rigid == fa:
+                    t_other = wp.max(lam_hat[fb], 0.0)
+                else:
+                    t_other = wp.max(lam_hat[a], 0.0)
+                    moved_in = r_moved - delta
+                tension = t_other / e_total
+                if moved_in > r_tol:
+                    tension = t_other * e_total
+                for h in range(g0 + 1, g1):
+                    s = seg_index(t, h)
+                    if active[h] != 0 and run_skip[s] == 0 and run_first[s] == rigid:
+                        change = wp.max(change, wp.abs(tension - lam_hat[s]))
+                        lam_hat[s] = tension
+            # Rigid runs in between carry the least tension admissible for both neighbours,
+            # max(T_a/E_l, T_b/E_r) (statically indeterminate while both guides stick; exact once
+            # one side slips, when the interval [max(T/E), min(T E)] shrinks to a point).
+            ta = wp.max(lam_hat[a], 0.0)
+            tb = wp.max(lam_hat[fb], 0.0)
+            e_part = ratio[g]
+            fm = run_first[out_segment(t, g, active)]
+            while fm != fb:
+                e_right = e_total / e_part
+                tension = wp.max(ta / e_part, tb / e_right)
+                for h in range(g0 + 1, g1):
+                    if active[h] != 0 and run_first[seg_index(t, h)] == fm:
+                        lam_hat[seg_index(t, h)] = tension
+                e_part = e_part * ratio[run_end[fm]]
+                fm = run_first[out_segment(t, run_end[fm], active)]
+        if change <= settle_tol * scale:
+            break
+
+
+@wp.func(inline=True)
+def relax_material(
+    tm: TendonModel,
+    t: int,
+    max_sweeps: int,
+    settle_tol: float,
+    dt2: float,
+    hist: TendonHistory,
+    work: TendonWork,
+    geo: TendonGeometry,
+):
+    """Steps 2-3 of a tendon pass, shared by both solvers' step 1 (``relax_tendon``,
+    ``relax_tendon_vbd``): capstan ratios and material relaxation under the capstan bound, from the
+    predicted multipliers ``work.lam_hat`` and flexibilities ``1/work.stiff`` [m/N dt^2] of step 1.
+    Moves material between spans (``hist.rest``/``hist.residual``, compensated by ``add_material``)
+    and leaves each span's tension after the move in ``lam_hat`` [N dt^2].
+
+    A force winch (``force_winch_span``) is a drum that holds the run of spans next to it at its
+    commanded tension F [N]: that run's members move to ``T = F dt^2`` (``dt2`` = dt^2 [s^2]) instead
+    of sharing their mean, the drum pays out or takes up the difference (``hist.winch``, [m]), and at
+    a frictional guide next to the run the drum, not the run, gives or takes the capstan transfer."""
+    active = hist.active
+    g0 = tm.start[t]
+    g1 = tm.start[t + 1]
+
+    # 2. Capstan ratios (``capstan_ratios``).
+    frictional = capstan_ratios(tm, t, hist, work, geo)
+    # 3a. Frictionless runs (``frictionless_runs``).
+    w_guide, w_run = frictionless_runs(tm, t, dt2, hist, work, geo)
+    # 3b. Frictional guides (``capstan_sweeps``); without one the first sweep would change nothing.
+    if frictional != 0:
+        capstan_sweeps(tm, t, max_sweeps, settle_tol, w_guide, w_run, hist, work, geo)
 
     # 4. A length winch whose rigid run is still stretched has reeled in cable nobody gives: it stalls.
     stall_length_winch(t, g0, out_segment(t, g0, active), tm, active, hist, work, geo)
     if g1 - 1 > g0:
         stall_length_winch(t, g1 - 1, seg_index(t, g1 - 1), tm, active, hist, work, geo)
-
-
-@wp.func(inline=True)
-def predict_span(tm: TendonModel, s: int, bypass: bool, cval: float, w: float, dt: float, work: TendonWork):
-    """Step 1's prediction for span s (module docstring): with stretch ``cval`` = C [m] and inverse
-    mass ``w`` [1/kg], writes ``work.lam_hat[s]`` = lambda + (C + gamma (C - C_0) - alpha lambda) /
-    ((1 + gamma) w + alpha) [N s^2] and ``work.stiff[s]`` = (1 + gamma) / ((1 + gamma) w + alpha), the
-    change of lambda_hat per metre of material moved in. Returns the span's compliance c [m/N]."""
-    comp = span_compliance(tm, s, bypass)
-    alpha = comp / (dt * dt)
-    gamma = comp * span_damping(tm, s, bypass) / dt
-    denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)
-    lam = work.lam[s]
-    work.lam_hat[s] = lam + (cval + gamma * (cval - work.stretch0[s]) - alpha * lam) / denom
-    work.stiff[s] = (1.0 + gamma) / denom
-    return comp

@@ -214,7 +214,7 @@ def span_length(
     material ``rest`` [m].
 
     ``l = |x_r - x_l| + r_l phi(m_l -> x_l) + r_r phi(x_r -> m_r)`` with body-local material points
-    ``ml`` (on gl's body) and ``mr`` (on gr's body); see the module docstring. A span at its end stop
+    ``ml`` (on gl's body) and ``mr`` (on gr's body); see the package docstring. A span at its end stop
     (``at_end_stop``) is straight between its material points instead (``stop_points``).
     """
     pl = guide_point(tm, gl, body_q)

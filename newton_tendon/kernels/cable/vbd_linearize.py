@@ -14,7 +14,6 @@ import warp as wp
 
 from newton_tendon.kernels.cable.cached import TendonGeometry
 from newton_tendon.kernels.cable.constants import CHAIN_RUNS, REST_LENGTH_FLOOR, ROW_KEEP_TURN, VBD_MODULE
-from newton_tendon.kernels.cable.relax import frictional_guide
 from newton_tendon.kernels.cable.span import (
     at_rest_floor,
     left_guide,
@@ -23,6 +22,7 @@ from newton_tendon.kernels.cable.span import (
     span_compliance,
     span_damping,
 )
+from newton_tendon.kernels.cable.transfer import frictional_guide
 from newton_tendon.kernels.cable.types import TendonHistory, TendonWork
 from newton_tendon.kernels.cable.vbd_relax import reads_run_level, relax_tendon_vbd
 from newton_tendon.kernels.cable.vbd_rows import (
@@ -430,7 +430,7 @@ def linearize_tendons(
     ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while taut (Gauss-Newton, positive semidefinite). A
     span with both ends on one body exerts nothing on it (``k = 0``).
 
-    A thread takes ``chunk`` tendons (module docstring: *Chunks*).
+    A thread takes ``chunk`` tendons (package docstring: *Chunks*).
     """
     t0 = wp.tid() * chunk
     work = contiguous_work(work)

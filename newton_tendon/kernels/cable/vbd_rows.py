@@ -18,8 +18,8 @@ from newton_tendon.kernels.cable.constants import (
     VBD_MODULE,
     chain_vec,
 )
-from newton_tendon.kernels.cable.relax import capstan_transfer
 from newton_tendon.kernels.cable.span import seg_index
+from newton_tendon.kernels.cable.transfer import capstan_transfer
 from newton_tendon.kernels.routing import TendonModel
 
 wp.set_module_options({"enable_backward": False})

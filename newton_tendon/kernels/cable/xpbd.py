@@ -40,7 +40,7 @@ def relax_tendon(
 ):
     """Steps 1-3 of an XPBD tendon pass: span geometry and predicted multipliers (step 1, here),
     then capstan ratios and material relaxation under the capstan bound (``relax_material``, shared
-    with ``relax_tendon_vbd``; see module docstring).
+    with ``relax_tendon_vbd``; see the package docstring).
 
     The prediction is XPBD's: with ``lambda`` the tension [times dt^2] the bodies already feel,
     ``lambda_hat = lambda + (C + gamma (C - C_0) - alpha lambda) / ((1 + gamma) w + alpha)`` is the
@@ -276,10 +276,10 @@ def solve_tendons(
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
     """One XPBD pass over a tendon: predict every span's multiplier, relax material across pinholes
-    and rollers under the capstan bound, then apply the stretch rows (see module docstring).
+    and rollers under the capstan bound, then apply the stretch rows (see the package docstring).
     Guide g writes its incoming-span correction to slot ``slot_base + 2 g`` and its outgoing-span
     correction to ``slot_base + 2 g + 1``. A thread takes the tendons ``[chunk tid, chunk (tid + 1))``
-    (module docstring: *Chunks*)."""
+    (package docstring: *Chunks*)."""
     t0 = wp.tid() * chunk
     for t in range(t0, wp.min(t0 + chunk, tendon_count)):
         solve_tendon(
