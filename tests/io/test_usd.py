@@ -17,12 +17,12 @@ import warp as wp
 
 import newton_tendon as nt
 
-from .helpers import Sim, same
+from ..helpers import Sim, same
 
 pxr = pytest.importorskip("pxr")
 from pxr import Usd  # noqa: E402
 
-ASSETS = pathlib.Path(__file__).parent / "assets" / "usd"
+ASSETS = pathlib.Path(__file__).resolve().parents[1] / "assets" / "usd"
 # Both sides round float64 host values to float32 on device; USD stores float32 attributes. Values
 # that pass through a unit or axis conversion may differ in the last float32 bits: 1e-6 relative.
 RTOL = 1.0e-6

@@ -22,9 +22,9 @@ from newton_tendon.mjcf import lower_tendons
 from newton_tendon.solvers import SolverXPBD
 from newton_tendon.transmission import TendonPulley, TendonSite, TendonWrap
 
-from .helpers import same
+from ..helpers import same
 
-ASSETS = Path(__file__).parent / "assets" / "mjcf"
+ASSETS = Path(__file__).resolve().parents[1] / "assets" / "mjcf"
 ID = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
 DEG = math.pi / 180.0
 ARRAY_RTOL = 1.0e-6

@@ -22,7 +22,7 @@ from newton_tendon.solvers import SolverXPBD
 from newton_tendon.kernels.cable import span_length
 from newton_tendon.kernels.routing import TendonModel
 
-from .helpers import SOLVERS, quat_to_matrix
+from ..helpers import SOLVERS, quat_to_matrix
 
 G = 9.81
 DT = 1.0 / 240.0

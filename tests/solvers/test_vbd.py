@@ -27,7 +27,7 @@ from newton_tendon.solvers import SolverVBD
 from newton_tendon.transmission import TendonSite
 from newton_tendon.kernels import cable as cable_kernels
 
-from .helpers import Sim, capture_steps, quat_to_matrix
+from ..helpers import Sim, capture_steps, quat_to_matrix
 
 MULTIPLIERS = ("joint_multiplier", "joint_limit_multiplier", "contact_multiplier", "tendon_segment_multiplier")
 

@@ -744,9 +744,12 @@ def test_convert_usd(tmp_path):
     _check_convert(src, tmp_path / "ball.json", "usd", lambda b, p: b.add_usd(p))
 
 
+TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+"""The tests folder (this module sits one level below it); asset ids are relative to it."""
+
 ASSETS = sorted(
-    os.path.relpath(os.path.join(root, f), os.path.dirname(__file__))
-    for root, _, files in os.walk(os.path.join(os.path.dirname(__file__), "assets"))
+    os.path.relpath(os.path.join(root, f), TESTS_DIR)
+    for root, _, files in os.walk(os.path.join(TESTS_DIR, "assets"))
     for f in files
     if f.endswith((".xml", ".usda", ".usd"))
 )
@@ -757,7 +760,7 @@ def test_imported_fixture_round_trips(asset, tmp_path):
     """Every MJCF/USD fixture of tests/assets that its importer accepts converts to native JSON that
     loads back to the same canonical text and byte-identical Model arrays; a fixture the importer
     rejects makes convert() raise the same error type and write nothing."""
-    src = os.path.join(os.path.dirname(__file__), asset)
+    src = os.path.join(TESTS_DIR, asset)
     if src.endswith(".xml"):
         _check_convert(src, tmp_path / "scene.json", "mjcf", lambda b, p: b.add_mjcf(p))
     else:
@@ -766,7 +769,7 @@ def test_imported_fixture_round_trips(asset, tmp_path):
 
 def test_documented_fields_match_the_writer():
     """Every field the writer emits is documented in docs/persistence.md (as `name`)."""
-    doc_path = os.path.join(os.path.dirname(__file__), "..", "docs", "persistence.md")
+    doc_path = os.path.join(TESTS_DIR, "..", "docs", "persistence.md")
     with open(doc_path, encoding="utf-8") as f:
         text = f.read()
     doc = json.loads(io.dumps(rich_scene()))

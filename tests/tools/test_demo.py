@@ -16,7 +16,7 @@ import pytest
 from newton_tendon import demo
 from newton_tendon.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 CAPSTAN_RTOL = 0.03
 """Capstan ratio tolerance: float32 tensions carry ~0.3 % noise and the capstan sweeps stop at a 1e-3

@@ -33,7 +33,7 @@ from newton_tendon import ModelBuilder, ModelFlags
 from newton_tendon.tendon import AttributeFrequency, CustomAttribute, TendonGuide, TendonGuideType
 from newton_tendon.transmission import TendonPulley, TendonSite, TendonWrap
 
-from .helpers import SOLVERS, same
+from ..helpers import SOLVERS, same
 
 NAN = float("nan")
 INF = float("inf")

@@ -30,7 +30,7 @@ from newton_tendon import state as state_module
 from newton_tendon.kernels import types as T
 from newton_tendon.kernels.collide import pair_contact_capacity
 
-from .helpers import same
+from ..helpers import same
 
 REL = 1.0e-6
 NAN = float("nan")
@@ -1824,7 +1824,7 @@ def test_small_body_rotates_under_torque(device, solver, radius):
     """The inverse inertia of a small body is its inverse, whatever its size (relative invertibility
     rule, ``inertia.INVERTIBLE_RATIO``): a 2 mm water sphere (det I = 1.5e-31 kg^3 m^6) had a zero
     inverse inertia under the old absolute bound det > 1e-30 and did not turn under any torque."""
-    from .helpers import Sim
+    from ..helpers import Sim
 
     b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
     body = b.add_body(label="bead")

@@ -20,7 +20,7 @@ import newton_tendon as nt
 from newton_tendon import TendonGuide, TendonGuideType
 from newton_tendon.transmission import TendonSite, TendonWrap
 
-from .helpers import SOLVERS, Sim, quat_to_matrix
+from ..helpers import SOLVERS, Sim, quat_to_matrix
 
 G = 9.81
 DT = 1.0 / 240.0

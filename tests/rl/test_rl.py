@@ -10,7 +10,7 @@ import newton_tendon as nt
 from newton_tendon.examples import env_finger, env_payload
 from newton_tendon import rl
 
-from .helpers import Sim
+from ..helpers import Sim
 
 DT = 1.0 / 240.0
 

@@ -22,14 +22,14 @@ from newton_tendon import TendonGuide, TendonGuideType
 from newton_tendon.solvers import SolverXPBD
 from newton_tendon.transmission import TendonPulley, TendonSite, TendonWrap
 
-from .helpers import same
+from ..helpers import same
 
 pxr = pytest.importorskip("pxr")
 from pxr import Gf, Sdf, Usd, UsdGeom  # noqa: E402
 
 from newton_tendon import usd_tendons as ut  # noqa: E402
 
-ASSETS = os.path.join(os.path.dirname(__file__), "assets", "usd")
+ASSETS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "usd")
 IDENTITY_Q = (0.0, 0.0, 0.0, 1.0)
 # MuJoCo computes in float64, our kernels in float32 over lengths of a few metres: 1e-5 relative
 # is ~100 float32 ulps, room for the wrap and pulley arithmetic.

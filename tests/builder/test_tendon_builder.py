@@ -27,7 +27,7 @@ from newton_tendon import (
     TendonGuideType,
 )
 
-from .helpers import same
+from ..helpers import same
 
 ROLLER, ANCHOR, PINHOLE = TendonGuideType.ROLLER, TendonGuideType.ANCHOR, TendonGuideType.PINHOLE
 DYNAMIC = int(TendonGuideFlags.DYNAMIC)

@@ -26,7 +26,7 @@ from newton_tendon import TendonGuide, TendonGuideType
 from newton_tendon.transmission import TendonPulley, TendonSite, TendonWrap
 from newton_tendon.kernels.cable import REST_LENGTH_FLOOR, STIFF_REPORT_COMPLIANCE, WRAP_TOLERANCE
 
-from .helpers import SOLVERS, quat_to_matrix
+from ..helpers import SOLVERS, quat_to_matrix
 
 DT = 1.0 / 240.0
 STEPS = 120

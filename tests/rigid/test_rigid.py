@@ -26,7 +26,7 @@ import warp as wp
 import newton_tendon as nt
 from newton_tendon.solvers import SolverVBD, SolverXPBD
 
-from .helpers import Sim, capture_steps, quat_to_matrix
+from ..helpers import Sim, capture_steps, quat_to_matrix
 
 G = 9.81
 

@@ -15,7 +15,7 @@ import warp as wp
 
 import newton_tendon as nt
 
-from .helpers import Sim
+from ..helpers import Sim
 
 ROLLER = (0.0, 0.0, 2.0)
 RADIUS = 0.1
