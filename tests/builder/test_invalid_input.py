@@ -12,10 +12,11 @@ transmission tendons and a coupling), snapshots all builder attributes (deep cop
 checks the exception type (the documented contract in docs/concepts.md, "Validation"), that the message names the
 entry point and the parameter, and that the builder is exactly as before.
 
-Rules already covered row by row in tests/test_builder.py, tests/test_tendon_builder.py,
-tests/test_spatial_geometry.py and tests/test_transmission.py are not repeated value by value here; this table
-generates the classes those tables leave out (wrong types and infinities for most parameters, empty sequences,
-unchanged-builder checks for the transmission entry points). docs/validation.md lists every rule.
+Rules already covered row by row in tests/builder/test_builder_validation.py, tests/builder/test_tendon_builder.py,
+tests/transmission/test_spatial_geometry.py and tests/transmission/test_transmission.py are not repeated value by
+value here; this table generates the classes those tables leave out (wrong types and infinities for most
+parameters, empty sequences, unchanged-builder checks for the transmission entry points). docs/validation.md lists
+every rule.
 """
 
 from __future__ import annotations
@@ -343,7 +344,7 @@ vec3s("set-custom-v", SCA, "v", lambda b, v: b.set_custom_attribute("v", 0, v))
 for tag, v in (("type-float", 1.5), ("type-bool", True), ("type-str", "1"), ("type-nan", NAN)):
     row(f"set-custom-k-{tag}", lambda b, v=v: b.set_custom_attribute("k", 0, v), TypeError, SCA, "k")
 
-# add_tendon and TendonGuide fields (classes not already in tests/test_tendon_builder.py) --------------------------
+# add_tendon and TendonGuide fields (classes not already in tests/builder/test_tendon_builder.py) --------------------------
 TEN = r"add_tendon\(label=None\)"
 
 

@@ -1,4 +1,4 @@
-"""Features and invariants of the combination matrix (``tests/test_combinations.py``).
+"""Features and invariants of the combination matrix (``tests/fuzz/test_combinations.py``).
 
 A *feature* is one row of the matrix's table: a function that adds its part of a scene to a per-world
 ``ModelBuilder`` in its own region of space (region ``i`` lies around x = ``REGION_SPACING * i``, so
@@ -81,7 +81,7 @@ ulp and with one sign while ``v dt`` is constant (measured: 3.9e-4 m after 240 s
 CABLE_RTOL = 1.0e-5
 CABLE_ATOL = 1.0e-6
 """Total material of a routed cable minus the winches' pay-out: conserved by construction
-(docs/cables.md), up to float32 rounding of a few metres per step (tests/test_fuzz.py's bound)."""
+(docs/cables.md), up to float32 rounding of a few metres per step (tests/fuzz/cable_scenes.py's bound)."""
 STRETCH_TOL = 2.0e-3
 """An inextensible (compliance 0) cable's geometric length may exceed its material by this much [m],
 plus the step's travel ``dt v`` at the largest speed ``v`` of the cable's bodies at the step's start.
@@ -96,7 +96,7 @@ WINCH_ATOL = 1.0e-5
 CAPSTAN_RTOL = 0.05
 CAPSTAN_ATOL = 1.0e-2
 """Capstan bound ``T_tight <= e (T_slack + res) (1 + RTOL) + ATOL + f_w W + f_c dT`` on the tensions
-the rows applied (tests/test_fuzz.py's argument: 8-iteration residual, 1e-3 sweep tolerance, float32
+the rows applied (tests/fuzz/cable_scenes.py's argument: 8-iteration residual, 1e-3 sweep tolerance, float32
 resolution of compliant spans ``res``; ``W`` the weight of the world's moving bodies, ``dT`` the
 step's change of the two tensions)."""
 CAPSTAN_WEIGHT_FRACTION = 1.0e-3
@@ -804,14 +804,14 @@ class CableDiagnostics:
 
 def applied_tension(solver) -> np.ndarray:
     """Tension [N] each span's row applied in the step (XPBD: lambda / dt^2; VBD: its last sweep's
-    tension, ``_tendon_work.lam`` = T dt^2); the capstan bound holds on these (tests/test_fuzz.py)."""
+    tension, ``_tendon_work.lam`` = T dt^2); the capstan bound holds on these (tests/fuzz/cable_scenes.py)."""
     lam = solver.tendon_segment_lambda if isinstance(solver, SolverXPBD) else solver._tendon_work.lam
     return lam.numpy().astype(np.float64) / (DT * DT)
 
 
 def check_capstan(checker: Checker, step: int, world: int, cable: Cable, t: int, g0: int, applied, d):
     """T_tight <= exp(mu theta) T_slack at each active internal pinhole or roller of ``cable``, on the
-    tensions the rows applied (tests/test_fuzz.py's ``check_capstan``, for one of several tendons).
+    tensions the rows applied (tests/fuzz/cable_scenes.py's ``check_capstan``, for one of several tendons).
 
     A span whose two guides cannot move (world or kinematic) reports no cable tension; an inextensible
     one passes material straight through (docs/cables.md), so across a chain of them the movable spans

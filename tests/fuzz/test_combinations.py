@@ -2,7 +2,7 @@
 and a seeded sample of triples, on both solvers, each in 1 world, in an odd and in an even number of
 worlds with per-world parameters, checked against invariants that hold for every scene.
 
-The features (``tests/combinations_scenes.py``, ``FEATURES``): routed cables (frictionless,
+The features (``tests/fuzz/combinations_scenes.py``, ``FEATURES``): routed cables (frictionless,
 frictional, over a dynamic roller, with a length winch, with a force winch), spatial tendons (sites
 only, sphere wrap, cylinder wrap with a side site, pulley), a fixed tendon, a coupling, joints with
 limits and drives, free bodies resting on the ground, kinematic bodies. Each sits in its own region

@@ -668,7 +668,7 @@ def test_kinematic_pull_beyond_cable_length_stays_bounded(device, solver):
     a free body through a world pinhole and pinholes on both bodies. Once the cable is taut the
     motion cannot be followed: a row that cannot be met (docs/limitations.md), whose tension grows
     without bound (measured after 120 steps: 3.9e9 N XPBD, 3.4e7 N VBD). Found by fuzzing
-    (``tests/test_fuzz.py``, ``_KINEMATIC_PULL_BEYOND_LENGTH``): XPBD threw the free body 2.6e17 m
+    (``tests/fuzz/test_fuzz_cables.py``, ``_KINEMATIC_PULL_BEYOND_LENGTH``): XPBD threw the free body 2.6e17 m
     away within 120 steps. Its pose corrections are now capped per iteration at 10 m and 3 rad, as
     VBD's Newton steps are. Checks: finite everywhere, the cable really overloaded (> 1e5 N), and the
     free body within 100 m of the origin after 120 steps (measured 3.6 m XPBD, 0.16 m VBD). The

@@ -14,7 +14,7 @@ serves both.
 
 XPBD-only: the relaxation arguments of ``SolverXPBD`` (VBD has penalty arguments instead, checked
 in ``test_vbd_argument_validation``). VBD-only behaviour (colouring, multipliers in the State,
-large time steps) is in tests/test_vbd.py.
+large time steps) is in tests/solvers/test_vbd.py.
 """
 
 import math
@@ -423,7 +423,7 @@ def test_captured_graph_replays_like_direct_stepping(device, solver):
 def test_reset_restores_only_masked_worlds(device, solver):
     """solver.reset(state, world_mask) returns the selected worlds to the initial poses and leaves the rest.
 
-    (VBD's multipliers are checked in tests/test_vbd.py.)"""
+    (VBD's multipliers are checked in tests/solvers/test_vbd.py.)"""
     sim = Sim(_world_builder([1.0, 1.0, 1.0]), device, solver=solver)
     sim.step(1.0 / 120.0, 30)
     before = sim.body_q().reshape(3, 3, 7)

@@ -1,7 +1,7 @@
 """SolverVBD-specific behaviour: graph colours, world independence, multipliers in the State, large steps.
 
 The physics shared with SolverXPBD (closed forms for joints, drives, limits, contacts) runs on both
-solvers in tests/test_rigid.py. Here: what only VBD has, namely body colours (bodies of one colour
+solvers in tests/rigid/test_rigid.py. Here: what only VBD has, namely body colours (bodies of one colour
 are updated in parallel, so VBD refuses an uncoloured model), augmented-Lagrangian multipliers that
 the step reports in the State (``joint_multiplier``, ``joint_limit_multiplier`` and
 ``contact_multiplier`` start every step at zero, so they are results, not history;

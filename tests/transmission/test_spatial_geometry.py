@@ -1,6 +1,6 @@
 """Spatial transmission tendon geometry (``newton_tendon/kernels/spatial.py``, ``newton_tendon/transmission.py``).
 
-Oracles: the independent float64 reference in ``tests/spatial_reference.py``, central finite
+Oracles: the independent float64 reference in ``tests/transmission/spatial_reference.py``, central finite
 differences of that reference for every reported gradient, the spec's worked pulley example and
 closed-form wraps, and MuJoCo's ``ten_length`` for the same MJCF geometry (MuJoCo >= 4.0 uses the
 same side-site rule: the route keeps the winding of endpoint -> side site -> endpoint).

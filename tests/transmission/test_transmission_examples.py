@@ -3,7 +3,7 @@
 Each example's own ``test_final`` holds the physics check (spec numbers or closed forms); it needs
 the example's full default run (1 to 3 s of simulated time, 0.7 to 2.5 s of CPU time each), so the
 tests run every example at its default length once. The CLI is smoke-tested with a few frames.
-Transmission tendons run on SolverXPBD only, so unlike ``tests/test_examples.py`` there is no
+Transmission tendons run on SolverXPBD only, so unlike ``tests/tools/test_examples.py`` there is no
 solver parameter.
 """
 
