@@ -141,7 +141,7 @@ cat "$OUT/devices.txt"
 
 # --- 1. test suite on the device ---------------------------------------------------------------
 if [ "$MODE" = "quick" ]; then
-  TESTS="tests/test_transmission.py tests/test_winch.py"
+  TESTS="tests/transmission/test_transmission.py tests/cables/test_winch.py"
   WORLDS=1,8; STEPS=12; RL_WORLDS=8; RL_STEPS=30; PROFILE_WORLDS=8; COLD=(--no-cold)
 else
   TESTS="tests"

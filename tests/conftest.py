@@ -34,7 +34,7 @@ def solver(request):
     return request.param
 
 
-# Hypothesis profiles (tests/test_fuzz.py). "ci" is loaded by default: few derandomized examples, so
+# Hypothesis profiles (tests/fuzz/test_fuzz_*.py). "ci" is loaded by default: few derandomized examples, so
 # the suite is deterministic and bounded; select "long" with --hypothesis-profile=long (the pytest
 # plugin loads it after this file, overriding the default).
 from hypothesis import HealthCheck, Phase, settings  # noqa: E402

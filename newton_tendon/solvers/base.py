@@ -105,7 +105,7 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         """Kernels ``step`` launches for this model, in compile order.
 
         Only their modules matter (``_load_step_modules``), so one kernel per module and feature
-        is enough; ``tests/test_solver_modules.py`` checks the modules against real steps. The
+        is enough; ``tests/solvers/test_solver_modules.py`` checks the modules against real steps. The
         order is the compile order, largest modules first so that the small ones fill the gaps:
         the solver's tendon pass, the shared tendon kernels, transmissions, then the solver's other
         kernels and the rigid ones (measured on 2 cores, pulley, VBD: rigid and the sweep first

@@ -1,0 +1,68 @@
+"""Routed cables: the structs that carry a cable's state between kernels and the host.
+
+``TendonHistory`` is a State's cable history (material per span, route membership, material points,
+winch pay-out); ``TendonWork`` is the solver-owned per-step scratch of the material relaxation;
+``TendonDiagnostics`` is what ``tendon_diagnostics`` writes for the solver's diagnostic arrays. The
+host builds them in ``newton_tendon.state`` and ``newton_tendon.solvers.base``: a field added here
+is filled there. The cached route geometry (``TendonGeometry``) lives with its functions in
+``cached``, SolverVBD's rows (``TendonLinearization``) in ``vbd_rows``.
+"""
+
+import warp as wp
+
+wp.set_module_options({"enable_backward": False})
+
+
+@wp.struct
+class TendonHistory:
+    """A State's routed-tendon history: material per span, route membership, body-local material
+    points of each span's ends, and whether the history was seeded (see ``State``)."""
+
+    rest: wp.array(dtype=float)
+    residual: wp.array(dtype=float)
+    active: wp.array(dtype=wp.int32)
+    ml: wp.array(dtype=wp.vec3)
+    mr: wp.array(dtype=wp.vec3)
+    seeded: wp.array(dtype=wp.int32)
+    winch: wp.array(dtype=float)
+
+
+@wp.struct
+class TendonWork:
+    """Solver-owned per-step tendon arrays: starting span lengths, multipliers and the scratch of
+    the material relaxation (runs of frictionless spans, capstan ratios), plus the attachment
+    points and wrap flags that double as diagnostics."""
+
+    stretch0: wp.array(dtype=float)
+    rest0: wp.array(dtype=float)
+    lam: wp.array(dtype=float)
+    lam_hat: wp.array(dtype=float)
+    stiff: wp.array(dtype=float)
+    xl: wp.array(dtype=wp.vec3)
+    xr: wp.array(dtype=wp.vec3)
+    ratio: wp.array(dtype=float)
+    run_first: wp.array(dtype=wp.int32)
+    run_flex: wp.array(dtype=float)
+    run_num: wp.array(dtype=float)
+    run_begin: wp.array(dtype=wp.int32)
+    run_end: wp.array(dtype=wp.int32)
+    run_scale: wp.array(dtype=float)
+    run_skip: wp.array(dtype=wp.int32)
+    wrap_error: wp.array(dtype=wp.int32)
+    winch_force: wp.array(dtype=float)
+
+
+@wp.struct
+class TendonDiagnostics:
+    """Solver diagnostics written after each step (names as on the solver, see ``SolverBase``)."""
+
+    material_tension: wp.array(dtype=float)
+    damping_tension: wp.array(dtype=float)
+    seg_active: wp.array(dtype=wp.int32)
+    seg_compliance: wp.array(dtype=float)
+    guide_l: wp.array(dtype=wp.int32)
+    guide_r: wp.array(dtype=wp.int32)
+    guide_active: wp.array(dtype=wp.int32)
+    guide_wrap: wp.array(dtype=float)
+    total_cable: wp.array(dtype=float)
+    total_length: wp.array(dtype=float)

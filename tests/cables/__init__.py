@@ -1,0 +1,1 @@
+"""Routed cables and their winches on SolverXPBD and SolverVBD."""

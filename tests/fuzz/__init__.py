@@ -1,0 +1,1 @@
+"""Robustness: property-based (hypothesis) fuzzing, the feature combination matrix, degenerate geometry."""

@@ -1,0 +1,1 @@
+"""Import and persistence: native JSON (newton_tendon.io), MJCF, UsdPhysics, USD tendons."""

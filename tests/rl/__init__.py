@@ -1,0 +1,1 @@
+"""The reinforcement-learning layer (newton_tendon.rl) and the example environments."""
