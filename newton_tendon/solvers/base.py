@@ -379,7 +379,7 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
             wp.launch(
                 cable_kernels.reset_tendons_measured,
                 dim=m.tendon_count,
-                inputs=[self._tendons, mask, state.body_q, m.tendon_segment_rest_length],
+                inputs=[mask, self._tendons, m.tendon_segment_rest_length, state.body_q],
                 outputs=[state.tendon_history],
                 device=self.device,
             )
@@ -388,11 +388,11 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
                 cable_kernels.reset_tendons,
                 dim=m.tendon_count,
                 inputs=[
-                    self._tendons,
                     mask,
-                    state.body_q,
+                    self._tendons,
                     m.tendon_segment_initial_rest_length,
                     m.tendon_guide_initial_active,
+                    state.body_q,
                 ],
                 outputs=[state.tendon_history],
                 device=self.device,

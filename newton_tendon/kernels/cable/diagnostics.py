@@ -128,15 +128,18 @@ def tendon_diagnostic(
 
 @wp.kernel(module=STEP_MODULE)
 def tendon_diagnostics(
+    # Model:
     tm: TendonModel,
     tendon_count: int,
     chunk: int,
     dt: float,
+    # State: the state the step wrote
     body_q: wp.array(dtype=wp.transform),
     hist: TendonHistory,
+    # Scratch:
     work: TendonWork,
     geo: TendonGeometry,
-    # Out:
+    # Output:
     diag: TendonDiagnostics,
 ):
     """Tensions, span endpoints, wraps and cable totals at the step's final pose.

@@ -95,10 +95,11 @@ def measure_tendon(
 
 @wp.kernel(module=MEASURE_MODULE)
 def measure_baseline(
+    # Model: the initial poses and authored rest lengths
     tm: TendonModel,
     body_q: wp.array(dtype=wp.transform),
     authored_rest: wp.array(dtype=float),
-    # Out:
+    # Output: the reset baseline
     baseline_rest: wp.array(dtype=float),
     baseline_active: wp.array(dtype=wp.int32),
 ):
@@ -166,12 +167,14 @@ def seed_tendon(
 
 @wp.kernel(module=RESET_MODULE)
 def reset_tendons(
-    tm: TendonModel,
+    # Input:
     world_mask: wp.array(dtype=wp.int32),
-    body_q: wp.array(dtype=wp.transform),
+    # Model:
+    tm: TendonModel,
     baseline_rest: wp.array(dtype=float),
     baseline_active: wp.array(dtype=wp.int32),
-    # State (in place):
+    # State: the pose to seed at; the history, reset in place
+    body_q: wp.array(dtype=wp.transform),
     hist: TendonHistory,
 ):
     """Restore the baseline material of the selected worlds' tendons, re-seeded at ``body_q``."""
@@ -218,11 +221,13 @@ def force_winch_span(tm: TendonModel, t: int, active: wp.array(dtype=wp.int32), 
 
 @wp.kernel(module=RESET_MODULE)
 def reset_tendons_measured(
-    tm: TendonModel,
+    # Input:
     world_mask: wp.array(dtype=wp.int32),
-    body_q: wp.array(dtype=wp.transform),
+    # Model:
+    tm: TendonModel,
     authored_rest: wp.array(dtype=float),
-    # State (in place):
+    # State: the pose to measure at; the history, reset in place
+    body_q: wp.array(dtype=wp.transform),
     hist: TendonHistory,
 ):
     """Reset the selected worlds' tendons with their baseline measured again at ``body_q``: authored
@@ -407,22 +412,26 @@ def begin_tendon_step(
 
 @wp.kernel(module=STEP_MODULE)
 def begin_step(
+    # Model:
     tm: TendonModel,
     tendon_count: int,
     chunk: int,
     activation_tol: float,
-    body_q: wp.array(dtype=wp.transform),
     baseline_rest: wp.array(dtype=float),
     baseline_active: wp.array(dtype=wp.int32),
-    hist_in: TendonHistory,
+    # Control:
     winch_length: wp.array(dtype=float),
     winch_force: wp.array(dtype=float),
-    # Out:
-    hist: TendonHistory,
+    # State in:
+    body_q_in: wp.array(dtype=wp.transform),
+    tendon_history_in: TendonHistory,
+    # State out:
+    tendon_history_out: TendonHistory,
+    # Scratch:
     work: TendonWork,
     geo: TendonGeometry,
 ):
-    """Accept the pose ``body_q`` (the step's input state): fold wound arcs into the spans, move the
+    """Accept the pose ``body_q_in`` (the step's input state): fold wound arcs into the spans, move the
     material points to the current tangent points, engage or release dynamic rollers, pay out or
     reel in cable at winches, and record each span's starting stretch for damping. Reads ``*_in``
     history, writes the output state's. Caches the step's geometry of the world guides and of the
@@ -435,13 +444,13 @@ def begin_step(
             tm,
             t,
             activation_tol,
-            body_q,
+            body_q_in,
             baseline_rest,
             baseline_active,
-            hist_in,
+            tendon_history_in,
             winch_length,
             winch_force,
-            hist,
+            tendon_history_out,
             work,
             geo,
         )

@@ -399,6 +399,7 @@ def linearize_tendon(
 
 @wp.kernel(module=VBD_MODULE)
 def linearize_tendons(
+    # Model:
     tm: TendonModel,
     bodies: BodyModel,
     tendon_count: int,
@@ -410,10 +411,12 @@ def linearize_tendons(
     max_sweeps: int,
     settle_tol: float,
     dt: float,
+    # State in:
+    tendon_segment_multiplier_in: wp.array(dtype=float),
+    # State: the current iterate; the history (material transfer writes hist.rest)
     body_q: wp.array(dtype=wp.transform),
-    lam_in: wp.array(dtype=float),
-    # In/out (material transfer writes hist.rest):
     hist: TendonHistory,
+    # Scratch:
     work: TendonWork,
     geo: TendonGeometry,
     lin: TendonLinearization,
@@ -425,7 +428,7 @@ def linearize_tendons(
     The dual step is ``update_span_duals`` for the rows the previous iteration linearized (``lin``
     still holds them), done here rather than in a launch of its own; the first iteration of a step
     (``first`` != 0) has no previous rows and starts from zero felt tension, and takes the spans'
-    multipliers from the previous step (``lam_in``, that step's ``State.tendon_segment_multiplier``;
+    multipliers from the previous step (``tendon_segment_multiplier_in``, that step's ``State.tendon_segment_multiplier``;
     ``lin.lam`` is this step's output State array). Force on an end body
     ``-T dl/dx``; Hessian ``(k + d/dt) J J^T`` while taut (Gauss-Newton, positive semidefinite). A
     span with both ends on one body exerts nothing on it (``k = 0``).
@@ -436,5 +439,20 @@ def linearize_tendons(
     work = contiguous_work(work)
     for t in range(t0, wp.min(t0 + chunk, tendon_count)):
         linearize_tendon(
-            tm, bodies, t, penalty, k_max, first, keep, max_sweeps, settle_tol, dt, body_q, lam_in, hist, work, geo, lin
+            tm,
+            bodies,
+            t,
+            penalty,
+            k_max,
+            first,
+            keep,
+            max_sweeps,
+            settle_tol,
+            dt,
+            body_q,
+            tendon_segment_multiplier_in,
+            hist,
+            work,
+            geo,
+            lin,
         )

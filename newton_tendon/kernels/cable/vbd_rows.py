@@ -378,13 +378,14 @@ def update_tendon_span_duals(
 
 @wp.kernel(module=VBD_MODULE)
 def update_span_duals(
+    # Model:
     tm: TendonModel,
     tendon_count: int,
     chunk: int,
     dt: float,
+    # Scratch: the linearization and dual step in; the tension felt out
     lin: TendonLinearization,
     lam_hat: wp.array(dtype=float),
-    # Out:
     lam_felt: wp.array(dtype=float),
 ):
     """After a VBD sweep: the dual step ``lambda <- max(T_al, -D+)`` of every active span, and

@@ -258,6 +258,7 @@ def row_split(
 
 @wp.kernel(module=XPBD_MODULE)
 def solve_tendons(
+    # Model:
     tm: TendonModel,
     bodies: BodyModel,
     tendon_count: int,
@@ -267,12 +268,12 @@ def solve_tendons(
     max_sweeps: int,
     settle_tol: float,
     dt: float,
+    # State: the current prediction; the history (material transfer writes hist.rest)
     body_q: wp.array(dtype=wp.transform),
-    # In/out (material transfer writes hist.rest):
     hist: TendonHistory,
+    # Scratch:
     work: TendonWork,
     geo: TendonGeometry,
-    # Out:
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
     """One XPBD pass over a tendon: predict every span's multiplier, relax material across pinholes
