@@ -44,7 +44,7 @@ def _declared_modules(solver) -> set[str]:
 )
 def test_declared_modules_match_the_step_of_an_example(example, solver):
     """Cables (fixed and dynamic rollers) and transmission tendons with couplings, both solvers."""
-    module = importlib.import_module(f"examples.{example}")
+    module = importlib.import_module(f"newton_tendon.examples.{example}")
     ex = module.Example(device="cpu", solver=solver)
     launched = _launched_modules(ex.solver, ex.simulate)
     assert launched == _declared_modules(ex.solver)

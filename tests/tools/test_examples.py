@@ -37,7 +37,7 @@ def test_example(name, frames, device, solver):
     2 % (VBD's frame-to-frame tension noise is about twice XPBD's, its mean error is below 0.1 %);
     dynamic roller (kinematic roller only, so the solvers agree) 0.005 % of 1 %.
     """
-    module = importlib.import_module(f"examples.{name}")
+    module = importlib.import_module(f"newton_tendon.examples.{name}")
     example = module.Example(device=device, solver=solver)
     assert example.solver_name == solver
     for _ in range(frames):
@@ -65,7 +65,7 @@ def test_cable_capstan_long_run(device, solver):
 @pytest.mark.parametrize("name", NAMES)
 def test_example_rejects_unknown_solver(name):
     """Only "xpbd" and "vbd" drive the examples; anything else is refused up front, naming both."""
-    module = importlib.import_module(f"examples.{name}")
+    module = importlib.import_module(f"newton_tendon.examples.{name}")
     with pytest.raises(ValueError, match="xpbd, vbd"):
         module.Example(device="cpu", solver="mujoco")
 
@@ -74,7 +74,7 @@ def test_example_rejects_unknown_solver(name):
 @pytest.mark.parametrize("cli_solver", ["xpbd", "vbd"])
 def test_example_cli(name, cli_solver, capsys):
     """``main`` takes ``--solver``, says which solver ran and prints finite numbers (a 3-frame run)."""
-    module = importlib.import_module(f"examples.{name}")
+    module = importlib.import_module(f"newton_tendon.examples.{name}")
     module.main(["--frames", "3", "--device", "cpu", "--solver", cli_solver])
     out = capsys.readouterr().out
     assert out.startswith(f"{name}: 3 frames")
@@ -86,7 +86,7 @@ def test_example_cli(name, cli_solver, capsys):
 @pytest.mark.parametrize("name", NAMES)
 def test_example_cli_solver_flag(name, capsys):
     """``--solver`` defaults to xpbd, is documented in ``--help`` and rejects other names."""
-    module = importlib.import_module(f"examples.{name}")
+    module = importlib.import_module(f"newton_tendon.examples.{name}")
     with pytest.raises(SystemExit) as exit_help:
         module.main(["--help"])
     assert exit_help.value.code == 0

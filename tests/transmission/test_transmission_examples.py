@@ -28,7 +28,7 @@ NAMES = [e[0] for e in EXAMPLES]
 
 
 def _module(name):
-    return importlib.import_module(f"examples.{name}")
+    return importlib.import_module(f"newton_tendon.examples.{name}")
 
 
 def _assert_finite(example):

@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "newton_tendon"
 DIAGRAM = ROOT / "docs" / "architecture" / "step.dot"
 DIAGRAM_SVG = DIAGRAM.with_suffix(".svg")
@@ -165,7 +165,7 @@ def test_kernels_import_only_warp_stdlib_and_kernels():
 def test_every_module_has_a_layer():
     """Every top-level module of the package is placed in LAYERS (a new one must be placed)."""
     missing = sorted({m.split(".")[1] for m in MODULES if "." in m} - set(LAYERS))
-    assert not missing, f"add these to LAYERS in tests/test_layers.py: {missing}"
+    assert not missing, f"add these to LAYERS in tests/tools/test_layers.py: {missing}"
 
 
 def test_module_level_imports_go_down_the_layers():
