@@ -10,6 +10,7 @@ from . import (
     solvers,
     viewer,
 )
+from .axis import Axis
 from .builder import ModelBuilder
 from .collision import CollisionPipeline, Contacts
 from .io import load, save
@@ -22,6 +23,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AttributeFrequency",
+    "Axis",
     "CustomAttribute",
     "TendonGuide",
     "TendonGuideFlags",

@@ -10,6 +10,7 @@ from newton_tendon.kernels.cable import measure_baseline
 from newton_tendon.kernels.collide import pair_contact_capacity
 
 from ._float32 import overflows, range_message
+from .axis import Axis
 from ._transmission_model import finalize_transmissions
 from .inertia import checked_inverse_mass_arrays, quat_to_matrix
 from .model import Model, tendon_model_struct
@@ -358,7 +359,7 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
         return wp.array(a, dtype=dtype, device=dev)
 
     m.world_count = world_count
-    m.up_axis = {"X": 0, "Y": 1, "Z": 2}[b.up_axis]
+    m.up_axis = Axis.from_any(b.up_axis, "finalize: ModelBuilder.up_axis")
     m.gravity = wp.array(np.tile(np.asarray(b.gravity, dtype=np.float32), (world_count, 1)), dtype=wp.vec3, device=dev)
 
     nb = b.body_count

@@ -11,6 +11,7 @@ from newton_tendon.kernels.joints import JointModel
 from newton_tendon.kernels.rigid import BodyModel
 from newton_tendon.kernels.routing import TendonModel
 
+from .axis import Axis
 from .state import Control, State
 
 
@@ -47,8 +48,8 @@ class Model:
         """Always False: the solvers are not differentiable."""
         self.world_count = 0
         """Number of worlds, at least 1."""
-        self.up_axis = 2
-        """Index of the up axis (0 = X, 1 = Y, 2 = Z)."""
+        self.up_axis = Axis.Z
+        """The up axis, an :class:`~newton_tendon.Axis` (an int: 0 = X, 1 = Y, 2 = Z)."""
         self.gravity = None
         """Gravity acceleration per world [m/s^2], shape [world_count], wp.vec3. Editable in place."""
 

@@ -13,9 +13,10 @@ import numpy as np
 
 from .. import _hostmath as hm
 from .._float32 import check_range as check_float32_range
+from ..axis import Axis
 
 _AXES = {"X": 0, "Y": 1, "Z": 2}
-"""Up-axis name -> coordinate index."""
+"""Axis letter -> coordinate index."""
 
 
 def _real(owner: str, name: str, value, *, lo: float | None = None, lo_open: bool = False, allow_inf=False) -> float:
@@ -46,6 +47,20 @@ def _vec3(owner: str, name: str, value, *, nonzero: bool = False) -> tuple:
         raise ValueError(f"{owner}: {name} must be nonzero")
     check_float32_range(owner, name, vals)
     return tuple(vals)
+
+
+def _axis_vec3(owner: str, name: str, value) -> tuple:
+    """A direction given as a 3-vector or as an :class:`Axis` (or its letter, or its int 0/1/2).
+
+    An axis becomes its unit vector, so ``Axis.Y`` and ``(0, 1, 0)`` give the same floats. A bool is
+    neither: it raises TypeError like any other non-axis scalar."""
+    if isinstance(value, (Axis, str, int, np.integer, bool, np.bool_)):
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError(
+                f"{owner}: {name} must be an Axis, 'X'/'Y'/'Z', 0/1/2 or three numbers, got {type(value).__name__}"
+            )
+        return Axis.from_any(value, f"{owner}: {name}").to_vector()
+    return _vec3(owner, name, value, nonzero=True)
 
 
 def _xform(owner: str, name: str, value) -> tuple:

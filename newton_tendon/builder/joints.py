@@ -14,7 +14,7 @@ import numpy as np
 from newton_tendon.kernels import types as T
 
 from .. import _hostmath as hm
-from ._checks import _flag, _index, _label, _real, _vec3, _xform
+from ._checks import _axis_vec3, _flag, _index, _label, _real, _xform
 
 _INF = float("inf")
 
@@ -101,7 +101,7 @@ class JointBuilder:
         return self.joint_count - 1
 
     def _axis_dof(self, owner, axis, limit_lower, limit_upper, target_pos, target_vel, target_ke, target_kd, armature):
-        a = np.asarray(_vec3(owner, "axis", axis, nonzero=True))
+        a = np.asarray(_axis_vec3(owner, "axis", axis))
         a = tuple(a / np.linalg.norm(a))
         lo = -_INF if limit_lower is None else _real(owner, "limit_lower", limit_lower, allow_inf=True)
         hi = _INF if limit_upper is None else _real(owner, "limit_upper", limit_upper, allow_inf=True)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..axis import Axis
 from ..finalize import finalize_model
-from ._checks import _AXES, _flag, _real, _vec3
+from ._checks import _flag, _real, _vec3
 from .bodies import BodyBuilder
 from .colouring import ColouringBuilder
 from .custom_attributes import CustomAttributeBuilder
@@ -33,8 +34,11 @@ class ModelBuilder(
     """Collects a scene and turns it into a :class:`Model` with :meth:`finalize`.
 
     Args:
-        up_axis: "X", "Y" or "Z" (default "Z").
-        gravity: a scalar acceleration along the up axis [m/s^2] (default -9.81) or a 3-vector.
+        up_axis: an :class:`Axis` (default ``Axis.Z``), its letter ("X", "y", ...) or its int 0, 1 or
+            2. Stored as an ``Axis``; ground planes and the default gravity follow it.
+        gravity: a scalar acceleration along the up axis [m/s^2] (default -9.81, so objects fall
+            towards -up_axis), or a 3-vector [m/s^2] used as given whatever the up axis. ``None``
+            (newton's default) means -9.81 along the up axis.
 
     Worlds: entities added directly belong to ``current_world`` (default -1). ``add_world`` and
     ``replicate`` copy a builder into new worlds; bodies of different worlds never interact. A
@@ -42,15 +46,14 @@ class ModelBuilder(
     the ground plane) are shared by all worlds.
     """
 
-    def __init__(self, up_axis: str = "Z", gravity=-9.81):
-        if not isinstance(up_axis, str):
-            raise TypeError(f"ModelBuilder: up_axis must be 'X', 'Y' or 'Z', got {type(up_axis).__name__}")
-        if up_axis not in _AXES:
-            raise ValueError(f"ModelBuilder: up_axis must be 'X', 'Y' or 'Z', got {up_axis!r}")
-        self.up_axis = up_axis
+    def __init__(self, up_axis: Axis | str | int = Axis.Z, gravity=-9.81):
+        self.up_axis = Axis.from_any(up_axis, "ModelBuilder: up_axis")
+        """The up axis, an :class:`Axis`."""
+        if gravity is None:
+            gravity = -9.81
         if isinstance(gravity, (int, float)) and not isinstance(gravity, bool):
             g = [0.0, 0.0, 0.0]
-            g[_AXES[up_axis]] = _real("ModelBuilder", "gravity", gravity)
+            g[int(self.up_axis)] = _real("ModelBuilder", "gravity", gravity)
             self.gravity = tuple(g)
         else:
             self.gravity = _vec3("ModelBuilder", "gravity", gravity)

@@ -24,7 +24,8 @@ from ..inertia import (
     quat_to_matrix,
     sphere_mass_properties,
 )
-from ._checks import _AXES, _flag, _index, _label, _real, _xform
+from ..axis import Axis
+from ._checks import _flag, _index, _label, _real, _xform
 
 
 class ShapeBuilder:
@@ -303,7 +304,7 @@ class ShapeBuilder:
         """Add an infinite static ground plane through ``height`` [m] along the up axis, shared by all worlds."""
         owner = f"add_ground_plane(label={label!r})"
         h = _real(owner, "height", height)
-        axis = _AXES[self.up_axis]
+        axis = int(Axis.from_any(self.up_axis, "add_ground_plane: ModelBuilder.up_axis"))
         p = [0.0, 0.0, 0.0]
         p[axis] = h
         rot = {

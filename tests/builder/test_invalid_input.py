@@ -88,6 +88,10 @@ WRONG_REAL_NONE_OK = [v for v in WRONG_REAL if v[1] is not None]
 NONFINITE = [("nan", NAN), ("inf", INF), ("-inf", -INF)]
 WRONG_VEC3 = [("type-str", "abc"), ("type-none", None), ("type-int", 3)]
 BAD_VEC3 = [("empty", ()), ("len2", (0.0, 1.0)), ("nan", (0.0, NAN, 1.0)), ("inf", (INF, 0.0, 1.0))]
+# A joint axis is a 3-vector or an Axis (its letter, its int 0..2): a str or int that names no axis is a
+# ValueError, not a TypeError as for a plain 3-vector.
+WRONG_AXIS = [("type-none", None), ("type-bool", True), ("type-float", 2.5)]
+BAD_AXIS = [*BAD_VEC3, ("name-abc", "abc"), ("int-3", 3), ("zero", (0.0, 0.0, 0.0))]
 WRONG_XFORM = [("type-str", "abcdefg"), ("type-int", 3)]
 BAD_XFORM = [
     ("empty", ()),
@@ -133,6 +137,14 @@ def vec3s(prefix, owner, param, call, *, none_ok=False, make=scene):
             continue
         row(f"{prefix}-{param}-{tag}", lambda b, v=v: call(b, v), TypeError, owner, param, make)
     for tag, v in BAD_VEC3:
+        row(f"{prefix}-{param}-{tag}", lambda b, v=v: call(b, v), ValueError, owner, param, make)
+
+
+def axes(prefix, owner, param, call, make=scene):
+    """Wrong-type and bad-value rows for a joint axis (a 3-vector or an Axis)."""
+    for tag, v in WRONG_AXIS:
+        row(f"{prefix}-{param}-{tag}", lambda b, v=v: call(b, v), TypeError, owner, param, make)
+    for tag, v in BAD_AXIS:
         row(f"{prefix}-{param}-{tag}", lambda b, v=v: call(b, v), ValueError, owner, param, make)
 
 
@@ -262,7 +274,7 @@ for meth in JOINTS:
     xforms(p, own, "child_xform", lambda b, v, f=joint_call: f(b, child_xform=v))
     label(p, re.escape(meth), lambda b, v, f=joint_call: f(b, lbl=v))
     if meth in ("add_joint_revolute", "add_joint_prismatic"):
-        vec3s(p, own, "axis", lambda b, v, f=joint_call: f(b, axis=v))
+        axes(p, own, "axis", lambda b, v, f=joint_call: f(b, axis=v))
         for param in ("target_pos", "target_vel", "target_ke", "target_kd", "armature"):
             reals(p, own, param, lambda b, v, f=joint_call, param=param: f(b, **{param: v}))
         for param in ("limit_lower", "limit_upper"):
@@ -673,7 +685,10 @@ def test_bad_input_raises_named_error_and_leaves_builder_unchanged(case: Bad):
 MB = r"ModelBuilder"
 INIT_ROWS = [
     pytest.param({"up_axis": None}, TypeError, "up_axis", id="up_axis-type-none"),
-    pytest.param({"up_axis": 2}, TypeError, "up_axis", id="up_axis-type-int"),
+    pytest.param({"up_axis": 2.0}, TypeError, "up_axis", id="up_axis-type-float"),
+    pytest.param({"up_axis": True}, TypeError, "up_axis", id="up_axis-type-bool"),
+    pytest.param({"up_axis": 3}, ValueError, "up_axis", id="up_axis-int-out-of-range"),
+    pytest.param({"up_axis": "W"}, ValueError, "up_axis", id="up_axis-unknown-letter"),
     pytest.param({"up_axis": ["Z"]}, TypeError, "up_axis", id="up_axis-type-list"),
     pytest.param({"up_axis": ""}, ValueError, "up_axis", id="up_axis-empty"),
     pytest.param({"gravity": "abc"}, TypeError, "gravity", id="gravity-type-str"),

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from newton_tendon.axis import Axis
 from newton_tendon.builder import ModelBuilder
 from newton_tendon.kernels import types as T
 from newton_tendon.tendon import AttributeFrequency
@@ -78,7 +79,7 @@ def to_dict(builder: ModelBuilder) -> dict:
     doc: dict[str, Any] = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
-        "up_axis": b.up_axis,
+        "up_axis": Axis.from_any(b.up_axis, "save: ModelBuilder.up_axis").name,
         "gravity": _nums(b.gravity),
         "world_count": int(b.world_count),
         "current_world": int(b.current_world),

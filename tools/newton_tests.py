@@ -1,0 +1,353 @@
+"""Run newton 1.8.0's own tendon tests against newton_tendon (issue 26).
+
+The drop-in promise is ``import newton_tendon as newton``; this script measures it on newton's code,
+not ours. It takes the newton 1.8.0 wheel from the package index (``pip download``; newton is never
+installed or imported as itself), copies its five tendon test files, unmodified, into a temporary
+tree next to a ``newton`` package that forwards to newton_tendon, and runs them with pytest.
+
+The temporary tree::
+
+    TMP/pytest.ini           keeps pytest away from this repository's configuration; collects only
+                             the unittest.TestCase methods, as newton's own runner does
+    TMP/conftest.py          drops the excluded tests and writes each outcome to TMP/results.json
+    TMP/newton/__init__.py   the forwarding package (see ``_SHIM``)
+    TMP/newton/tests/        the five test files plus the wheel's unittest_utils.py and __init__.py
+    TMP/newton/examples/     the wheel's examples/__init__.py and examples/tendon/ (the tests import them)
+
+``newton._src`` (newton's private modules) has no counterpart here. The forwarding package answers any
+``import newton._src...`` with a placeholder module, so a file that imports an internal at its top still
+collects; using a placeholder raises ``NewtonInternalError``. The tests that use one are in
+``EXCLUDED`` with the reason.
+
+Usage::
+
+    python tools/newton_tests.py [--causes] [--wheel PATH] [--keep] [-k EXPR] [--list-excluded]
+
+Prints ``N passed, M failed`` (and errors, skips, excluded) and exits 0 when nothing failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+NEWTON_VERSION = "1.8.0"
+TEST_FILES = (
+    "test_tendon_builder.py",
+    "test_tendon_capstan.py",
+    "test_tendon_equilibrium.py",
+    "test_tendon_state.py",
+    "test_tendon_vbd.py",
+)
+"""newton's tendon test files, as named in the 1.8.0 wheel under ``newton/tests/``."""
+SUPPORT_FILES = ("newton/tests/__init__.py", "newton/tests/unittest_utils.py", "newton/examples/__init__.py")
+"""Wheel files the tests import besides newton itself (helpers, and the examples package)."""
+SUPPORT_DIRS = ("newton/examples/tendon/",)
+"""Wheel folders copied whole: the tendon examples, which test_tendon_capstan/state import."""
+
+EXCLUDED: tuple[tuple[str, str], ...] = (
+    (
+        "test_tendon_builder.py::*::test_tendon_view_rejects_partial_domains*",
+        "uses newton._src.solvers.coupled.model_view.ModelView, an internal of newton's coupled solver",
+    ),
+    (
+        "test_tendon_builder.py::*::test_xpbd_reports_wraps_only_at_accepted_pose*",
+        "mock-patches the private method SolverXPBD._update_tendon_cone_rows",
+    ),
+    (
+        "test_tendon_capstan.py::*::test_tendon_slip_uses_active_route_segments*",
+        "launches newton._src.solvers.xpbd.tendon_kernels.solve_tendon_slip, a private kernel",
+    ),
+    (
+        "test_tendon_capstan.py::*::test_same_body_rolling_route_matches_length_gradient*",
+        "launches newton's private kernels solve_tendon_stretch and tendon_segment_length_rate",
+    ),
+    (
+        "test_tendon_capstan.py::*::test_tangent_fallback_is_perpendicular_to_x_axis*",
+        "launches a kernel calling newton._src.solvers.tendon_kernels.tangent_point_circle",
+    ),
+    (
+        "test_tendon_capstan.py::*::test_dynamic_route_uses_oriented_signed_distance*",
+        "calls the private method SolverXPBD._update_tendon_guide_active directly",
+    ),
+    (
+        "test_tendon_capstan.py::*::test_dynamic_route_activation_tolerance_preserves_boundary_state*",
+        "calls the private method SolverXPBD._update_tendon_guide_active directly",
+    ),
+    (
+        "test_tendon_capstan.py::*::test_dynamic_route_requires_projection_on_bypass_span*",
+        "calls the private method SolverXPBD._update_tendon_guide_active directly",
+    ),
+    (
+        "test_tendon_vbd.py::*::test_vbd_no_tendon_specialization*",
+        "checks SolverVBD._solve_rigid_body_kernel against newton._src's create_solve_rigid_body",
+    ),
+)
+"""Tests that need newton internals: (pattern on ``file::Class::test``, reason). fnmatch patterns;
+the trailing ``*`` takes every device suffix (``_cpu``, ``_cuda_0``)."""
+
+_SHIM = '''\
+"""Forwarding package written by tools/newton_tests.py: ``import newton`` gives newton_tendon."""
+
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+
+import newton_tendon as _nt
+
+for _name in dir(_nt):
+    if not _name.startswith("_"):
+        globals()[_name] = getattr(_nt, _name)
+__version__ = "{version}"
+
+# newton.solvers, newton.viewer, ... are newton_tendon's; newton.tests and newton.examples stay the
+# wheel's copies next to this file, and newton._src is answered by _InternalFinder below.
+for _name, _value in list(vars(_nt).items()):
+    if _name in ("tests", "examples") or _name.startswith("_"):
+        continue
+    if isinstance(_value, types.ModuleType) and _value.__name__.startswith("newton_tendon."):
+        sys.modules.setdefault("newton." + _name, _value)
+
+
+class NewtonInternalError(RuntimeError):
+    """A newton internal (newton._src) was used; newton_tendon has no counterpart."""
+
+
+class _Placeholder:
+    def __init__(self, path):
+        self._path = path
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Placeholder(self._path + "." + name)
+
+    def __call__(self, *args, **kwargs):
+        raise NewtonInternalError(f"newton internal {{self._path}} is not available in newton_tendon")
+
+
+class _InternalModule(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Placeholder(self.__name__ + "." + name)
+
+
+class _InternalFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == "newton._src" or fullname.startswith("newton._src."):
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        module = _InternalModule(spec.name)
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module):
+        pass
+
+
+sys.meta_path.insert(0, _InternalFinder())
+'''
+
+_CONFTEST = '''\
+"""Written by tools/newton_tests.py: drops the excluded tests, records every outcome."""
+
+import fnmatch
+import json
+import os
+
+import pytest
+
+_EXCLUDED = json.loads(os.environ["NT_NEWTON_EXCLUDED"])
+_RESULTS = os.environ["NT_NEWTON_RESULTS"]
+_records = []
+
+
+def _short(nodeid):
+    return nodeid.split("/")[-1]
+
+
+@pytest.hookimpl(trylast=True)  # after -k, so only tests that would run count as excluded
+def pytest_collection_modifyitems(config, items):
+    kept, dropped = [], []
+    for item in items:
+        name = _short(item.nodeid)
+        (dropped if any(fnmatch.fnmatch(name, p) for p, _ in _EXCLUDED) else kept).append(item)
+    for item in dropped:
+        _records.append({"id": _short(item.nodeid), "outcome": "excluded", "message": ""})
+    items[:] = kept
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+
+
+def _message(report):
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        return crash.message
+    return str(report.longrepr)
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or report.outcome != "passed":
+        if report.when != "call" and report.outcome == "failed":
+            outcome = "error"
+        else:
+            outcome = report.outcome
+        _records.append({"id": _short(report.nodeid), "outcome": outcome,
+                         "message": "" if outcome == "passed" else _message(report)})
+
+
+def pytest_collectreport(report):
+    if report.outcome == "failed":
+        text = str(report.longrepr)
+        lines = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+        message = lines[-1] if lines else text
+        _records.append({"id": _short(report.nodeid), "outcome": "collect-error", "message": message})
+
+
+def pytest_sessionfinish(session):
+    with open(_RESULTS, "w") as f:
+        json.dump(_records, f)
+'''
+
+
+def find_wheel(cache: Path) -> Path:
+    """The newton wheel in ``cache``, downloaded there with pip (no dependencies) when missing."""
+    pattern = f"newton-{NEWTON_VERSION}-*.whl"
+    found = sorted(cache.glob(pattern))
+    if not found:
+        cache.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "pip", "download", f"newton=={NEWTON_VERSION}", "--no-deps", "-d", str(cache)]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        found = sorted(cache.glob(pattern))
+    if not found:
+        raise FileNotFoundError(f"newton_tests: pip download left no {pattern} in {cache}")
+    return found[0]
+
+
+def build_tree(wheel: Path, root: Path) -> None:
+    """Lay out the temporary tree (see the module docstring) under ``root``."""
+    wanted = [f"newton/tests/{name}" for name in TEST_FILES] + list(SUPPORT_FILES)
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        missing = [n for n in wanted if n not in names]
+        if missing:
+            raise FileNotFoundError(f"newton_tests: {wheel.name} lacks {missing}")
+        wanted += [n for n in names if n.startswith(SUPPORT_DIRS) and not n.endswith("/")]
+        for name in wanted:
+            target = root / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(zf.read(name))
+    (root / "newton" / "__init__.py").write_text(_SHIM.format(version=NEWTON_VERSION))
+    (root / "conftest.py").write_text(_CONFTEST)
+    # newton runs these files with unittest: its module-level ``test_*(test, device)`` functions are
+    # bodies that ``add_test`` attaches to TestCase classes per device, not tests of their own.
+    (root / "pytest.ini").write_text("[pytest]\npython_functions = _newton_tests_no_plain_functions\n")
+
+
+def cause_of(message: str) -> str:
+    """A failure message reduced to its kind: first line, numbers and quoted values masked."""
+    line = (message.strip().splitlines() or [""])[0]
+    line = re.sub(r"\(/\S*/newton/", "(newton/", line)
+    line = re.sub(r"(?<![\w'])-?\d+(\.\d+)?(e[-+]?\d+)?", "#", line)
+    return line[:160]
+
+
+def run(args: argparse.Namespace) -> int:
+    cache = Path(args.cache).expanduser()
+    wheel = Path(args.wheel) if args.wheel else find_wheel(cache)
+    root = Path(tempfile.mkdtemp(prefix="newton_tests_"))
+    try:
+        build_tree(wheel, root)
+        results = root / "results.json"
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(root), str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        env["NT_NEWTON_EXCLUDED"] = json.dumps(EXCLUDED)
+        env["NT_NEWTON_RESULTS"] = str(results)
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(root)]
+        cmd += ["--continue-on-collection-errors"]
+        cmd += ["-k", args.k] if args.k else []
+        cmd += [str(root / "newton" / "tests" / name) for name in TEST_FILES]
+        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=not args.verbose, text=True)
+        if not results.exists():
+            sys.stdout.write(proc.stdout or "")
+            sys.stderr.write(proc.stderr or "")
+            print(f"newton_tests: pytest wrote no results (exit {proc.returncode})", file=sys.stderr)
+            return 2
+        records = json.loads(results.read_text())
+    finally:
+        if args.keep:
+            print(f"newton_tests: tree kept at {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+    # A test with subtests reports once per subtest; it counts once, by its worst outcome.
+    rank = {"passed": 0, "skipped": 1, "excluded": 2, "failed": 3, "error": 4, "collect-error": 5}
+    outcome: dict[str, str] = {}
+    for r in records:
+        if rank[r["outcome"]] >= rank[outcome.get(r["id"], "passed")]:
+            outcome[r["id"]] = r["outcome"]
+    counts = Counter(outcome.values())
+    failing = [r for r in records if r["outcome"] in ("failed", "error", "collect-error")]
+    if args.causes and failing:
+        by_cause: dict[str, list[str]] = {}
+        for r in failing:
+            ids = by_cause.setdefault(cause_of(r["message"]), [])
+            if r["id"] not in ids:
+                ids.append(r["id"])
+        print("failures by cause (count  first error line):")
+        for cause, ids in sorted(by_cause.items(), key=lambda kv: -len(kv[1])):
+            print(f"{len(ids):5d}  {cause}")
+            if args.verbose_causes:
+                for test_id in ids:
+                    print(textwrap.indent(test_id, "         "))
+    if args.causes:
+        print("per file (passed/failed/skipped/excluded):")
+        for name in TEST_FILES:
+            mine = Counter(o for test_id, o in outcome.items() if test_id.split("::")[0] == name)
+            if mine["collect-error"]:
+                print(f"  {name}: failed to collect")
+                continue
+            print(f"  {name}: {mine['passed']}/{mine['failed'] + mine['error']}/{mine['skipped']}/{mine['excluded']}")
+    parts = [f"{counts['passed']} passed", f"{counts['failed']} failed"]
+    for key in ("error", "collect-error", "skipped", "excluded"):
+        if counts[key]:
+            parts.append(f"{counts[key]} {key.replace('collect-error', 'files failed to collect')}")
+    print(", ".join(parts))
+    return 0 if not failing else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--causes", action="store_true", help="group the failures by their first error line")
+    parser.add_argument("--ids", dest="verbose_causes", action="store_true", help="with --causes: list test ids")
+    parser.add_argument("--wheel", help="a newton wheel to use instead of downloading one")
+    parser.add_argument("--cache", default="~/.cache/newton_tendon/wheels", help="where the wheel is kept")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary tree and print its path")
+    parser.add_argument("-k", help="pytest -k expression, to run a subset")
+    parser.add_argument("--verbose", action="store_true", help="show pytest's own output")
+    parser.add_argument("--list-excluded", action="store_true", help="print the exclusion list and exit")
+    args = parser.parse_args(argv)
+    if args.list_excluded:
+        for pattern, reason in EXCLUDED:
+            print(f"{pattern}\n    {reason}")
+        return 0
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
