@@ -25,6 +25,7 @@ LAYERS = {
     "kernels": 0,
     # 1: host data: what a scene is (builder lists, finalized Model, State and Control).
     "_float32": 1,
+    "axis": 1,
     "_hostmath": 1,
     "inertia": 1,
     "tendon": 1,
