@@ -88,7 +88,8 @@ def _index(owner: str, name: str, value, count: int, *, allow_world: bool) -> in
     lo = -1 if allow_world else 0
     if v < lo or v >= count:
         what = "-1 (world) or " if allow_world else ""
-        raise ValueError(f"{owner}: {name} {v} is out of range; expected {what}0..{count - 1}")
+        # "body index" is the phrase newton's own errors use; code matching them keeps working.
+        raise ValueError(f"{owner}: {name} {v} is out of range; expected a body index, {what}0..{count - 1}")
     return v
 
 

@@ -95,23 +95,26 @@ class RoutedTendonBuilder:
             try:
                 gtype = int(TendonGuideType(g.guide_type))
             except (ValueError, TypeError):
-                raise ValueError(f"{go}: unknown guide_type {g.guide_type!r}; use TendonGuideType") from None
+                raise ValueError(
+                    f"{go}: guide_type {g.guide_type!r} is not a known guide type; use TendonGuideType"
+                ) from None
             if isinstance(g.orientation, (bool, np.bool_)) or not isinstance(g.orientation, (int, np.integer)):
                 raise TypeError(f"{go}: orientation must be the int 1 or -1, got {type(g.orientation).__name__}")
             if g.orientation not in (1, -1):
                 raise ValueError(f"{go}: orientation must be 1 or -1, got {g.orientation!r}")
             radius = _real(go, "radius", g.radius, lo=0.0)
-            mu = _real(go, "mu", g.mu, lo=0.0)
+            mu = _real(go, "mu (friction coefficient)", g.mu, lo=0.0)
             compliance = _real(go, "compliance", g.compliance, lo=0.0)
             damping = _real(go, "damping", g.damping, lo=0.0)
-            rest = _real(go, "rest_length", g.rest_length)
+            rest = _real(go, "rest_length (rest length)", g.rest_length)
             offset = _vec3(go, "offset", g.offset)
             axis = _vec3(go, "axis", g.axis, nonzero=True)
             if gtype == TendonGuideType.ROLLER and radius <= 0.0:
                 raise ValueError(f"{go}: a ROLLER needs radius > 0, got {radius}")
             if gtype == TendonGuideType.ROLLER and (i == 0 or i == n - 1):
                 raise ValueError(
-                    f"{go}: the first and last guides must be point guides (ANCHOR or PINHOLE), not a ROLLER: "
+                    f"{go}: the first and last guides must be point guides (ANCHOR or PINHOLE), not a ROLLER, which "
+                    "needs guides on both sides: "
                     "a roller's cable lies between the tangent points of its two spans, and an end roller has "
                     "one (end the route at an ANCHOR on the roller's body, or at a winch)"
                 )
@@ -125,11 +128,17 @@ class RoutedTendonBuilder:
             dynamic = bool(g.dynamic)
             if dynamic:
                 if gtype != TendonGuideType.ROLLER:
-                    raise ValueError(f"{go}: dynamic=True is only supported on ROLLER guides")
+                    raise ValueError(f"{go}: dynamic=True: dynamic routing is only supported for ROLLER guides")
                 if i == 0 or i == n - 1:
-                    raise ValueError(f"{go}: dynamic=True is not supported on the first or last guide")
+                    raise ValueError(
+                        f"{go}: dynamic=True is not supported on the first or last guide; a dynamic ROLLER needs "
+                        "guides on both sides"
+                    )
                 if guides and guides[-1]["dynamic"]:
-                    raise ValueError(f"{go}: dynamic rollers cannot be adjacent (guide {i - 1} is dynamic too)")
+                    raise ValueError(
+                        f"{go}: Consecutive dynamic ROLLER guides are not supported: dynamic rollers cannot be "
+                        f"adjacent (guide {i - 1} is dynamic too)"
+                    )
             if not isinstance(g.winch, (bool, np.bool_)):
                 raise TypeError(f"{go}: winch must be a bool, got {type(g.winch).__name__}")
             winch = bool(g.winch)

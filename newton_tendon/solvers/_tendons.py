@@ -181,13 +181,13 @@ class RoutedTendonLaunchers:
             if not np.array_equal(getattr(m, key).numpy(), ref):
                 raise ValueError(
                     f"{name}: model.{key} changed; route topology and guide geometry cannot change after the "
-                    "solver was built; rebuild the model and the solver"
+                    "solver was built; a change requires reconstructing the model and the solver"
                 )
         for key in ("tendon_segment_compliance", "tendon_segment_damping", "tendon_guide_mu"):
             v = getattr(m, key).numpy()
             if not np.all(np.isfinite(v)) or np.any(v < 0.0):
                 i = int(np.nonzero(~np.isfinite(v) | (v < 0.0))[0][0])
-                raise ValueError(f"{name}: model.{key}[{i}] = {v[i]} must be finite and >= 0")
+                raise ValueError(f"{name}: model.{key}[{i}] = {v[i]} must be finite and >= 0 (non-negative)")
         rest = m.tendon_segment_rest_length.numpy()
         if not np.all(np.isfinite(rest)):
             i = int(np.nonzero(~np.isfinite(rest))[0][0])

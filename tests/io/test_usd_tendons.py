@@ -630,7 +630,7 @@ NATIVE_CASES = {
     "dynamic last guide": (
         lambda s: _set_attr(_guide(s, "Sling", "c"), "newton:guide:dynamic", Sdf.ValueTypeNames.Bool, True),
         ValueError,
-        "Sling: .*dynamic=True is only supported on ROLLER guides",
+        "Sling: .*dynamic=True: dynamic routing is only supported for ROLLER guides",
     ),
     "routed cable as actuator target": (
         lambda s: (
