@@ -13,6 +13,7 @@ from . import (
 from .axis import Axis
 from .builder import ModelBuilder
 from .collision import CollisionPipeline, Contacts
+from .exceptions import NewtonDeprecationWarning
 from .io import load, save
 from .kinematics import eval_joint_coordinates
 from .model import Model, ModelFlags
@@ -34,6 +35,7 @@ __all__ = [
     "Model",
     "ModelBuilder",
     "ModelFlags",
+    "NewtonDeprecationWarning",
     "State",
     "eval_joint_coordinates",
     "io",

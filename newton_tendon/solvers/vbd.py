@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import warp as wp
 
@@ -12,6 +14,7 @@ from newton_tendon.kernels.contacts import ContactData
 from newton_tendon.kernels.types import BODY_KINEMATIC
 
 from ..collision import Contacts
+from ..exceptions import NewtonDeprecationWarning
 from ..model import Model, ModelFlags
 from ..state import Control, State
 from .base import CPU_CHUNK, SolverBase, chunked  # noqa: F401 (CPU_CHUNK: re-exported)
@@ -39,6 +42,85 @@ def _require_contiguous(*structs):
             arr = getattr(st, name)
             if isinstance(arr, wp.array) and not arr.is_contiguous:
                 raise ValueError(f"SolverVBD: {st._cls.key}.{name} must be a contiguous array")
+
+
+_NEWTON_NO_EFFECT = (
+    "newton_tendon's SolverVBD has one formulation, augmented-Lagrangian hard rows whose relative penalty "
+    "grows each iteration from penalty_min (the ramped-penalty scheme newton's legacy path runs)"
+)
+_NEWTON_RELATIVE = (
+    "newton's penalties are absolute [N/m, N m/rad]; ours are relative to each row's inertia, "
+    "k = rho m_eff / dt^2, so no single value converts: tune penalty_min, penalty_max, penalty_growth instead"
+)
+_NEWTON_REJECTED = {
+    "rigid_avbd_beta": "its counterpart penalty_growth is relative (" + _NEWTON_RELATIVE + ")",
+    "rigid_avbd_linear_beta": "one penalty_growth serves linear and angular rows (" + _NEWTON_RELATIVE + ")",
+    "rigid_avbd_angular_beta": "one penalty_growth serves linear and angular rows (" + _NEWTON_RELATIVE + ")",
+    "rigid_contact_k_start": "its counterpart penalty_min is relative and shared by all rows ("
+    + _NEWTON_RELATIVE
+    + ")",
+    "rigid_joint_linear_k_start": "its counterpart penalty_min is relative and shared by all rows ("
+    + _NEWTON_RELATIVE
+    + ")",
+    "rigid_joint_angular_k_start": "its counterpart penalty_min is relative and shared by all rows ("
+    + _NEWTON_RELATIVE
+    + ")",
+}
+"""newton 1.8's deprecated SolverVBD penalty controls: named, and rejected with the reason."""
+_NEWTON_UNSUPPORTED = (
+    "rigid_avbd_alpha",
+    "rigid_avbd_joint_alpha",
+    "rigid_avbd_contact_alpha",
+    "rigid_avbd_gamma",
+    "rigid_contact_history",
+    "rigid_body_contact_buffer_size",
+    "rigid_body_particle_contact_buffer_size",
+    "rigid_soft_contact_use_log_barrier",
+    "rigid_joint_linear_ke",
+    "rigid_joint_angular_ke",
+    "rigid_joint_linear_kd",
+    "rigid_joint_angular_kd",
+    "rigid_soft_enable_dat",
+    "rigid_soft_dat_use_interval_arithmetic",
+)
+"""newton 1.8's other SolverVBD ``rigid_*`` options: no counterpart here (no stabilization alpha, no
+warm-started multipliers, no joint material or particle coupling), rejected by name."""
+
+
+def _newton_rigid_options(options: dict) -> list[str]:
+    """Check newton's ``rigid_*`` keywords passed to SolverVBD; return the deprecated ones accepted.
+
+    Accepted (each selects what our solver always does, so it changes nothing): ``rigid_compliant_alm``
+    (True, newton's default, silently; False, deprecated in newton 1.6, with a warning) and
+    ``rigid_contact_hard=True`` (hard contact rows; deprecated). Everything else raises, by name."""
+    accepted = []
+    for key, value in options.items():
+        where = f"SolverVBD: newton's option {key}"
+        if key == "rigid_compliant_alm":
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{where} must be True or False, got {type(value).__name__}")
+            if not value:
+                accepted.insert(0, "rigid_compliant_alm=False")
+        elif key == "rigid_contact_hard":
+            if value is None:
+                continue
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{where} must be a bool, got {type(value).__name__}")
+            if not value:
+                raise ValueError(
+                    f"{where}=False (penalty-only contacts) is not supported: our contacts are always hard "
+                    "augmented-Lagrangian rows; omit it"
+                )
+            accepted.append(key)
+        elif key in _NEWTON_REJECTED:
+            if value is None:
+                continue
+            raise TypeError(f"{where} is not supported: {_NEWTON_REJECTED[key]}")
+        elif key in _NEWTON_UNSUPPORTED:
+            raise TypeError(f"{where} has no counterpart in newton_tendon's SolverVBD; omit it (docs/migration.md)")
+        else:
+            raise TypeError(f"SolverVBD.__init__() got an unexpected keyword argument {key!r}")
+    return accepted
 
 
 class SolverVBD(SolverBase):
@@ -84,7 +166,11 @@ class SolverVBD(SolverBase):
         tendon_settle_tol: float = 1.0e-3,
         tendon_activation_tol: float = 2.0e-3,
         tendon_keep_rows: bool = True,
+        **newton_options,
     ):
+        # newton's rigid_* options (docs/migration.md): checked before anything is built; the accepted
+        # deprecated ones warn after every other check, so warnings-as-errors cannot hide a ValueError.
+        newton_deprecated = _newton_rigid_options(newton_options)
         super().__init__(model)
         self.iterations = self._check_iterations(iterations)
         if not isinstance(tendon_keep_rows, (bool, np.bool_)):
@@ -176,6 +262,14 @@ class SolverVBD(SolverBase):
         self._xs = xs
         _require_contiguous(self._tendon_work)
         self._load_step_modules()
+        if newton_deprecated:
+            # Opens with newton's own wording, so filters and tests written for newton's warning match.
+            warnings.warn(
+                f"VBD options {', '.join(newton_deprecated)} are deprecated as of Newton 1.6; "
+                f"SolverVBD accepts them with no effect: {_NEWTON_NO_EFFECT}. Omit them.",
+                NewtonDeprecationWarning,
+                stacklevel=2,
+            )
 
     # ------------------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ LAYERS = {
     # 1: host data: what a scene is (builder lists, finalized Model, State and Control).
     "_float32": 1,
     "axis": 1,
+    "exceptions": 1,
     "_hostmath": 1,
     "inertia": 1,
     "tendon": 1,

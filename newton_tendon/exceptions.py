@@ -1,0 +1,10 @@
+"""Warning categories newton exposes, under newton's names (``import newton_tendon as newton``)."""
+
+
+class NewtonDeprecationWarning(DeprecationWarning):
+    """Raised for a deprecated feature: here, newton's deprecated names that newton_tendon still accepts.
+
+    It is a :class:`DeprecationWarning`, as newton's is (and, as there, not a :class:`UserWarning`), so
+    ``warnings.filterwarnings(..., category=DeprecationWarning)`` covers it and Python hides it outside
+    ``__main__`` unless the filters show deprecations. Exported as ``newton_tendon.NewtonDeprecationWarning``.
+    """
