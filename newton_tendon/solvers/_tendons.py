@@ -2,10 +2,10 @@
 
 ``RoutedTendonLaunchers`` is a mixin of :class:`~newton_tendon.solvers.SolverBase`: it allocates the
 tendon diagnostics every tendon-capable solver reports (``tendon_length``,
-``tendon_segment_material_tension``, ...) and the scratch the shared cable kernels use, launches the
-step start (``begin_step``) and the end-of-step diagnostics of ``newton_tendon.kernels.cable``, and
-validates in-place tendon edits for ``notify_model_changed``. The solver's own tendon pass stays in
-the solver (``SolverXPBD``, ``SolverVBD``).
+``tendon_segment_material_tension``, ``tendon_segment_rest_length``, ...) and the scratch the shared
+cable kernels use, launches the step start (``begin_step``) and the end-of-step diagnostics of
+``newton_tendon.kernels.cable``, and validates in-place tendon edits for ``notify_model_changed``.
+The solver's own tendon pass stays in the solver (``SolverXPBD``, ``SolverVBD``).
 """
 
 from __future__ import annotations
@@ -63,6 +63,19 @@ class RoutedTendonLaunchers:
         c <= 1e-6 m/N (their stretch is a few float32 ulps)."""
         self.tendon_segment_damping_tension = wp.zeros(ns, dtype=float, device=dev)
         """Signed damping tension per span [N]: d * dl/dt."""
+        self.tendon_segment_rest_length = (
+            wp.clone(m.tendon_segment_initial_rest_length, device=dev) if ns else wp.zeros(0, dtype=float, device=dev)
+        )
+        """Material rest length of each span slot [m] after the last step: a copy of the stepped
+        ``State.tendon_segment_rest_length`` (the model's baseline ``tendon_segment_initial_rest_length``
+        until the first step), shape [tendon_segment_count], float32. Read-only diagnostic; edit the
+        State's array to change the material."""
+        starts = m.tendon_start.numpy() if nt else np.zeros(1, dtype=np.int32)
+        authored_l = [g for t in range(nt) for g in range(int(starts[t]), int(starts[t + 1]) - 1)]
+        self.tendon_segment_guide_l = wp.array(np.asarray(authored_l, dtype=np.int32), dtype=wp.int32, device=dev)
+        """Authored left guide of each segment slot (the slot's span as built, whatever the route does;
+        its right guide is this + 1), shape [tendon_segment_count], int32. Fixed at construction; the
+        current route's ends are ``tendon_segment_active_guide_l/_r``."""
         self.tendon_segment_active = wp.zeros(ns, dtype=wp.int32, device=dev)
         """1 where the segment slot holds a span of the current route."""
         self.tendon_segment_active_compliance = wp.zeros(ns, dtype=float, device=dev)
@@ -169,6 +182,7 @@ class RoutedTendonLaunchers:
             outputs=[self._tendon_diag],
             device=self.device,
         )
+        wp.copy(self.tendon_segment_rest_length, state.tendon_segment_rest_length)
 
     def _check_tendon_properties(self):
         """Validate in-place tendon edits; an edited rest length becomes the new reset baseline (written

@@ -1248,3 +1248,60 @@ def test_route_ending_on_a_roller_is_rejected(end):
     rule = rf"guides\[{end // 2}\]\.type: the first and last guides must be point guides"
     with pytest.raises(ValueError, match=rule):
         io.loads(json.dumps(data))
+
+
+# ----------------------------------------------------------------------------------------------
+# Solver diagnostic tendon_segment_rest_length (newton's solver array of the same name)
+
+
+def test_solver_rest_length_diagnostic_filled_at_construction(device, solver):
+    """Before any step the solver reports the model's baseline material, which is also what a fresh
+    State holds (exact copies: no arithmetic)."""
+    sim = CableSim(atwood_builder("roller", 1e-5, mu=0.1), device, solver=solver)
+    diag = sim.solver.tendon_segment_rest_length
+    assert diag.shape == (sim.model.tendon_segment_count,) and diag.dtype == wp.float32
+    np.testing.assert_array_equal(diag.numpy(), sim.model.tendon_segment_initial_rest_length.numpy())
+    np.testing.assert_array_equal(diag.numpy(), sim.s0.tendon_segment_rest_length.numpy())
+
+
+def test_solver_rest_length_diagnostic_follows_stepped_state_per_world(device, solver):
+    """After every step the diagnostic equals the output State's rest lengths bitwise, world by world.
+    Worlds with different masses move different amounts of cable over the rough roller (capstan
+    friction, spec section on guide friction), so each world's slice is its own."""
+    masses = (1.2, 2.0, 3.0)
+    scene = nt.ModelBuilder()
+    for m1 in masses:
+        scene.add_world(atwood_builder("roller", 1e-5, m1=m1, mu=0.1))
+    sim = CableSim(scene, device, solver=solver)
+    base = sim.model.tendon_segment_initial_rest_length.numpy().copy()
+    for _ in range(40):
+        sim.step(1)
+        np.testing.assert_array_equal(
+            sim.solver.tendon_segment_rest_length.numpy(), sim.s0.tendon_segment_rest_length.numpy()
+        )
+    rest = sim.solver.tendon_segment_rest_length.numpy().reshape(len(masses), -1)
+    assert not np.array_equal(rest, base.reshape(len(masses), -1))
+    assert not np.array_equal(rest[0], rest[2])
+    # Each world's slice equals the same machine stepped alone.
+    single = CableSim(atwood_builder("roller", 1e-5, m1=masses[2], mu=0.1), device, solver=solver)
+    single.step(40)
+    np.testing.assert_array_equal(rest[2], single.solver.tendon_segment_rest_length.numpy())
+
+
+def test_solver_authored_segment_guides(device, solver):
+    """``tendon_segment_guide_l`` lists, slot by slot, the left guide of the span as authored: every
+    guide but each tendon's last, in order (newton's slot layout). On a route without dynamic guides
+    the stepped route's ends are the authored ones."""
+    scene = nt.ModelBuilder()
+    scene.replicate(atwood_builder("pinhole", 0.0, mu=0.1), 3)
+    sim = CableSim(scene, device, solver=solver)
+    starts = sim.model.tendon_start.numpy()
+    last = set(int(g) - 1 for g in starts[1:])
+    expect = [g for g in range(sim.model.tendon_guide_count) if g not in last]
+    guide_l = sim.solver.tendon_segment_guide_l
+    assert guide_l.dtype == wp.int32 and guide_l.shape == (sim.model.tendon_segment_count,)
+    np.testing.assert_array_equal(guide_l.numpy(), expect)
+    sim.step(5)
+    np.testing.assert_array_equal(guide_l.numpy(), expect)
+    np.testing.assert_array_equal(sim.solver.tendon_segment_active_guide_l.numpy(), expect)
+    np.testing.assert_array_equal(sim.solver.tendon_segment_active_guide_r.numpy(), np.asarray(expect) + 1)
