@@ -75,8 +75,11 @@ class CableExample:
     # Hooks -------------------------------------------------------------------------------------
 
     def build_world(self, nt) -> object:
-        """Build and return one world (an ``nt.ModelBuilder``); it is replicated ``world_count`` times."""
-        raise NotImplementedError
+        """Build and return one world (an ``nt.ModelBuilder``); it is replicated ``world_count`` times.
+        Every example defines it: this base has no scene of its own."""
+        raise NotImplementedError(
+            f"{type(self).__name__} ({self.name}) must define build_world(nt): the base class has no scene"
+        )
 
     def solver_kwargs(self) -> dict:
         """Extra keyword arguments for the solver (besides ``iterations``); ``self.solver_name`` tells which."""

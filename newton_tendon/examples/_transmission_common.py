@@ -91,8 +91,11 @@ class TransmissionExample:
     # Hooks -------------------------------------------------------------------------------------
 
     def build_world(self, nt):
-        """Build and return one world (an ``nt.ModelBuilder``); it is replicated ``world_count`` times."""
-        raise NotImplementedError
+        """Build and return one world (an ``nt.ModelBuilder``); it is replicated ``world_count`` times.
+        Every example defines it: this base has no scene of its own."""
+        raise NotImplementedError(
+            f"{type(self).__name__} ({self.name}) must define build_world(nt): the base class has no scene"
+        )
 
     def setup(self, nt) -> None:
         """Per-example work after the solver, states and control exist and before graph capture."""
