@@ -10,7 +10,7 @@ diagnostics disagree.
 
 import warp as wp
 
-from newton_tendon.kernels.cable.span import span_at_stop, stop_points
+from newton_tendon.kernels.cable.span import span_at_stop
 from newton_tendon.kernels.math import world_inv_inertia
 from newton_tendon.kernels.rigid import BodyModel, is_moving_body
 from newton_tendon.kernels.routing import (
@@ -145,8 +145,10 @@ def cached_span_length(
     rest: float,
 ):
     """``span_length`` with cached frames: (x_l, x_r, l)."""
-    if span_at_stop(tm, gl, gr, body_q, geo.point[gl], geo.point[gr], ml, mr, rest):
-        xs, xt = stop_points(tm, gl, gr, body_q, geo.point[gl], geo.point[gr], ml, mr)
+    stopped, xs, xt = span_at_stop(
+        tm, gl, gr, body_q, geo.point[gl], geo.point[gr], geo.axis[gl], geo.axis[gr], ml, mr, rest
+    )
+    if stopped:
         return xs, xt, wp.length(xt - xs)
     xl, xr = cached_span_points(tm, geo, gl, gr, body_q, mr)
     length = wp.length(xr - xl)

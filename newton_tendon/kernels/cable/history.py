@@ -27,6 +27,7 @@ from newton_tendon.kernels.cable.span import (
     left_guide,
     material_wrap,
     out_segment,
+    roller_axis,
     seg_index,
     span_at_stop,
     span_length,
@@ -281,9 +282,20 @@ def begin_tendon_step(
             if active[g] == 0:
                 continue
             gl = left_guide(g, active)
-            if span_at_stop(
-                tm, gl, g, body_q, guide_point(tm, gl, body_q), guide_point(tm, g, body_q), ml[s], mr[s], rest[s]
-            ):
+            stopped, sl, sr = span_at_stop(
+                tm,
+                gl,
+                g,
+                body_q,
+                guide_point(tm, gl, body_q),
+                guide_point(tm, g, body_q),
+                roller_axis(tm, gl, body_q),
+                roller_axis(tm, g, body_q),
+                ml[s],
+                mr[s],
+                rest[s],
+            )
+            if stopped:
                 # A span at its end stop has no arc terms (``stop_points``): its material points stay.
                 continue
             # The arc terms of span_length alone (exactly 0 at point guides: no rounding noise is

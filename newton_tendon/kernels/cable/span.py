@@ -14,6 +14,7 @@ from newton_tendon.kernels.cable.constants import FLOOR_ROUNDING, REST_LENGTH_FL
 from newton_tendon.kernels.routing import (
     ROLLER_PAIR_WARM_ITERATIONS,
     TendonModel,
+    guide_axis,
     guide_point,
     is_roller,
     roller_frame,
@@ -141,31 +142,40 @@ def span_at_stop(
     body_q: wp.array(dtype=wp.transform),
     pl: wp.vec3,
     pr: wp.vec3,
+    al: wp.vec3,
+    ar: wp.vec3,
     ml: wp.vec3,
     mr: wp.vec3,
     rest: float,
 ):
-    """Whether the span gl -> gr (guide points ``pl``/``pr`` [m], world; material points ``ml``/``mr``,
-    body-local) is at its end stop: its material is at the stop length (``at_end_stop``), or the body
-    at its far end has reached a roller end's material point (``passed_material_point``).
+    """(stopped, x_l, x_r) of the span gl -> gr: whether it is at its end stop, and its end points
+    there (``stop_points``) [m]. ``pl``/``pr`` are the guide points (a roller's centre) and ``al``/``ar``
+    the world unit axes (read only at rollers), both world; ``ml``/``mr`` the material points,
+    body-local. A span is at its end stop when its material is at the stop length (``at_end_stop``)
+    or when the body at its far end has reached a roller end's material point
+    (``passed_material_point``).
 
     The second case is the stop of a body that arrives fast: a force winch pulling a load into its
     roller at 1.6 m/s on SolverVBD (whose rows let a span stretch within the step) brought the load
     past the tangent point with 1.6 mm of cable left, above the 1e-4 m stop length, and the tangent
     construction then dragged it round the rim until the material wrap passed a full turn (2 pi r of
-    cable created at step 37)."""
-    if at_end_stop(rest):
-        return True
+    cable created at step 37). The end points come back with the answer, so a caller that takes the
+    stop does not compute them again."""
     xl, xr = stop_points(tm, gl, gr, body_q, pl, pr, ml, mr)
-    if is_roller(tm, gl):
-        c, n, r, o = roller_frame(tm, gl, body_q)
-        if passed_material_point(c, n, o, xl, xr, True):
-            return True
-    if is_roller(tm, gr):
-        c, n, r, o = roller_frame(tm, gr, body_q)
-        if passed_material_point(c, n, o, xr, xl, False):
-            return True
-    return False
+    stopped = at_end_stop(rest)
+    if not stopped and is_roller(tm, gl):
+        stopped = passed_material_point(pl, al, float(tm.guide_orientation[gl]), xl, xr, True)
+    if not stopped and is_roller(tm, gr):
+        stopped = passed_material_point(pr, ar, float(tm.guide_orientation[gr]), xr, xl, False)
+    return stopped, xl, xr
+
+
+@wp.func
+def roller_axis(tm: TendonModel, g: int, body_q: wp.array(dtype=wp.transform)):
+    """World unit axis of guide g if it is a roller, else zero (``span_at_stop`` reads it only then)."""
+    if is_roller(tm, g):
+        return guide_axis(tm, g, body_q)
+    return wp.vec3(0.0)
 
 
 @wp.func
@@ -219,9 +229,11 @@ def span_length(
     """
     pl = guide_point(tm, gl, body_q)
     pr = guide_point(tm, gr, body_q)
-    if span_at_stop(tm, gl, gr, body_q, pl, pr, ml, mr, rest):
-        xl, xr = stop_points(tm, gl, gr, body_q, pl, pr, ml, mr)
-        return xl, xr, wp.length(xr - xl)
+    al = roller_axis(tm, gl, body_q)
+    ar = roller_axis(tm, gr, body_q)
+    stopped, sl, sr = span_at_stop(tm, gl, gr, body_q, pl, pr, al, ar, ml, mr, rest)
+    if stopped:
+        return sl, sr, wp.length(sr - sl)
     # The material point on a right-hand roller is last step's tangent point: a close start.
     xl, xr = span_points_from(tm, gl, gr, body_q, to_world(tm, gr, body_q, mr), ROLLER_PAIR_WARM_ITERATIONS)
     length = wp.length(xr - xl) + arc_leaving(tm, gl, body_q, ml, xl) + arc_arriving(tm, gr, body_q, xr, mr)
