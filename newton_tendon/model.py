@@ -137,6 +137,9 @@ class Model:
         """World index of each joint, shape [joint_count], int32."""
         self.joint_label = []
         """Joint labels, a Python list of str."""
+        self.joint_dof_dim = None
+        """(linear, angular) free axes of each joint, as newton's, shape [joint_count], wp.vec2i. A joint's
+        dofs run linear axes first, then angular ones."""
         self.joint_coord_count = 0
         """Total number of joint coordinates."""
         self.joint_dof_count = 0
@@ -359,6 +362,7 @@ def joint_model_struct(m: Model) -> JointModel:
     s.X_c = m.joint_X_c
     s.q_start = m.joint_q_start
     s.qd_start = m.joint_qd_start
+    s.dof_dim = m.joint_dof_dim
     s.axis = m.joint_axis
     s.limit_lower = m.joint_limit_lower
     s.limit_upper = m.joint_limit_upper

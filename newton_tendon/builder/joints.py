@@ -33,6 +33,7 @@ class JointBuilder:
         self.joint_enabled: list[bool] = []
         self.joint_world: list[int] = []
         self.joint_label: list[str] = []
+        self.joint_dof_dim: list[tuple[int, int]] = []
         self.joint_axis: list[tuple] = []
         self.joint_limit_lower: list[float] = []
         self.joint_limit_upper: list[float] = []
@@ -61,9 +62,21 @@ class JointBuilder:
         return len(self.articulation_start)
 
     def _add_joint(
-        self, owner, jtype, parent, child, parent_xform, child_xform, label, enabled, collision_filter_parent, dofs
+        self,
+        owner,
+        jtype,
+        parent,
+        child,
+        parent_xform,
+        child_xform,
+        label,
+        enabled,
+        collision_filter_parent,
+        dofs,
+        dof_dim=None,
     ):
-        """Validate common joint arguments, then append the joint and its dofs (list of dicts)."""
+        """Validate common joint arguments, then append the joint and its dofs (list of dicts, linear
+        axes first); ``dof_dim`` = (linear, angular) axis counts, the joint type's unless given."""
         parent = _index(owner, "parent", parent, self.body_count, allow_world=True)
         child = _index(owner, "child", child, self.body_count, allow_world=False)
         if parent == child:
@@ -86,6 +99,7 @@ class JointBuilder:
         self.joint_enabled.append(bool(enabled))
         self.joint_world.append(self.body_world[child])
         self.joint_label.append(label)
+        self.joint_dof_dim.append(tuple(T.JOINT_DOF_DIM[jtype]) if dof_dim is None else tuple(dof_dim))
         for d in dofs:
             self.joint_axis.append(d["axis"])
             self.joint_limit_lower.append(d.get("lower", -_INF))
@@ -301,6 +315,7 @@ class JointBuilder:
         self.joint_enabled.extend(other.joint_enabled)
         self.joint_world.extend(remap_world(w) for w in other.joint_world)
         self.joint_label.extend(label_prefix + s for s in other.joint_label)
+        self.joint_dof_dim.extend(other.joint_dof_dim)
         for name in (
             "axis",
             "limit_lower",

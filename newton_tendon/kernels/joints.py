@@ -43,6 +43,7 @@ class JointModel:
     X_c: wp.array(dtype=wp.transform)
     q_start: wp.array(dtype=wp.int32)
     qd_start: wp.array(dtype=wp.int32)
+    dof_dim: wp.array(dtype=wp.vec2i)
     axis: wp.array(dtype=wp.vec3)
     limit_lower: wp.array(dtype=float)
     limit_upper: wp.array(dtype=float)

@@ -12,10 +12,17 @@ JOINT_REVOLUTE = wp.constant(1)
 JOINT_BALL = wp.constant(2)
 JOINT_FIXED = wp.constant(3)
 JOINT_FREE = wp.constant(4)
+JOINT_D6 = wp.constant(6)
+"""Generic joint (newton's D6): up to three linear and three angular free axes, each a coordinate
+with its own limit and drive; see ``newton_tendon.kernels.joints``. newton's 5 (distance) has no
+counterpart here."""
 
-# Number of generalized coordinates / velocities per joint type, indexed by joint type.
-JOINT_COORD_COUNT = (1, 1, 4, 0, 7)
-JOINT_DOF_COUNT = (1, 1, 3, 0, 6)
+# Number of generalized coordinates / velocities per joint type, indexed by joint type; a D6 joint
+# has one coordinate per free axis (``joint_dof_dim``), the entry here is only a placeholder.
+JOINT_COORD_COUNT = (1, 1, 4, 0, 7, 0, 0)
+JOINT_DOF_COUNT = (1, 1, 3, 0, 6, 0, 0)
+JOINT_DOF_DIM = ((1, 0), (0, 1), (0, 3), (0, 0), (3, 3), (0, 0), (0, 0))
+"""(linear, angular) free axes per joint type, as newton's ``Model.joint_dof_dim``; D6 joints store theirs."""
 
 # Shape types. Ordered so that a collision pair (a, b) is stored with type(a) <= type(b):
 # a plane is always the first shape of its pair.
