@@ -39,18 +39,6 @@ def _resolve_worlds(b) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     return b.world_count, body_world, shape_world, joint_world
 
 
-def joint_dof_count(b, j: int) -> int:
-    """Degrees of freedom of builder ``b``'s joint ``j``: the type's, or a D6 joint's free axes."""
-    jt = b.joint_type[j]
-    return sum(b.joint_dof_dim[j]) if jt == T.JOINT_D6 else T.JOINT_DOF_COUNT[jt]
-
-
-def joint_coord_count(b, j: int) -> int:
-    """Coordinates of builder ``b``'s joint ``j``: the type's, or one per free axis of a D6 joint."""
-    jt = b.joint_type[j]
-    return sum(b.joint_dof_dim[j]) if jt == T.JOINT_D6 else T.JOINT_COORD_COUNT[jt]
-
-
 def _mass_properties(b):
     """Body mass, inertia (with revolute armature) and their inverses; immovable bodies get zero inverses."""
     n = b.body_count
@@ -59,7 +47,7 @@ def _mass_properties(b):
     flags = np.asarray(b.body_flags, dtype=np.int32).reshape(n)
     qd_start = 0
     for j in range(b.joint_count):
-        ndof = joint_dof_count(b, j)
+        ndof = b._joint_dof_count(j)
         if b.joint_type[j] == T.JOINT_REVOLUTE and b.joint_armature[qd_start] > 0.0:
             # Rotor inertia about the joint axis, expressed in the child body frame.
             r = quat_to_matrix(b.joint_X_c[j][3:])
@@ -411,8 +399,8 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.contact_sub = arr(contact_sub, wp.int32, 0)
 
     nj = b.joint_count
-    q_count = np.array([joint_coord_count(b, j) for j in range(b.joint_count)], dtype=np.int64)
-    qd_count = np.array([joint_dof_count(b, j) for j in range(b.joint_count)], dtype=np.int64)
+    q_count = np.array([b._joint_coord_count(j) for j in range(b.joint_count)], dtype=np.int64)
+    qd_count = np.array([b._joint_dof_count(j) for j in range(b.joint_count)], dtype=np.int64)
     m.joint_count = nj
     m.joint_type = arr(b.joint_type, wp.int32, 0)
     m.joint_parent = arr(b.joint_parent, wp.int32, 0)

@@ -56,6 +56,16 @@ class JointBuilder:
         """Number of joint degrees of freedom added so far."""
         return len(self.joint_axis)
 
+    def _joint_dof_count(self, j: int) -> int:
+        """Degrees of freedom of joint ``j``: its type's, or a D6 joint's free axes."""
+        jt = self.joint_type[j]
+        return sum(self.joint_dof_dim[j]) if jt == T.JOINT_D6 else T.JOINT_DOF_COUNT[jt]
+
+    def _joint_coord_count(self, j: int) -> int:
+        """Coordinates of joint ``j``: its type's, or one per free axis of a D6 joint."""
+        jt = self.joint_type[j]
+        return sum(self.joint_dof_dim[j]) if jt == T.JOINT_D6 else T.JOINT_COORD_COUNT[jt]
+
     @property
     def articulation_count(self) -> int:
         """Number of articulations added so far."""

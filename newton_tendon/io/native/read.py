@@ -242,7 +242,12 @@ def _read_joints(v, p: str, b: ModelBuilder):
         xp = f("parent_xform", _xform)
         xc = f("child_xform", _xform)
         enabled = f("enabled", _bool)
-        dofs = f("dofs", _array, T.JOINT_DOF_COUNT[jtype])
+        dof_dim = tuple(T.JOINT_DOF_DIM[jtype])
+        if jtype == T.JOINT_D6:
+            dd = f("dof_dim", _array, 2)
+            dof_dim = (_int(dd[0], f"{f.path}.dof_dim[0]", 0, 3, "linear axis count"),
+                       _int(dd[1], f"{f.path}.dof_dim[1]", 0, 3, "angular axis count"))
+        dofs = f("dofs", _array, sum(dof_dim) if jtype == T.JOINT_D6 else T.JOINT_DOF_COUNT[jtype])
         f.done()
         _check_entity_world(
             f.path, world, b.body_world[child], f"its child body {child} is", "a joint lies in its child body's world"
@@ -279,6 +284,7 @@ def _read_joints(v, p: str, b: ModelBuilder):
         b.joint_enabled.append(enabled)
         b.joint_world.append(world)
         b.joint_label.append(label)
+        b.joint_dof_dim.append(dof_dim)
         for axis, lo, hi, tp, tv, ke, kd, arm in rows:
             b.joint_axis.append(axis)
             b.joint_limit_lower.append(lo)

@@ -59,6 +59,7 @@ BUILDER_FIELDS = frozenset(
         "joint_enabled",
         "joint_world",
         "joint_label",
+        "joint_dof_dim",
         "joint_axis",
         "joint_limit_lower",
         "joint_limit_upper",
@@ -136,6 +137,7 @@ _JOINT_TYPES = {
     int(T.JOINT_BALL): "ball",
     int(T.JOINT_FIXED): "fixed",
     int(T.JOINT_FREE): "free",
+    int(T.JOINT_D6): "d6",
 }
 _SHAPE_TYPES = {int(k): v for k, v in T.SHAPE_TYPE_NAMES.items()}
 _GUIDE_TYPES = {int(g): g.name.lower() for g in TendonGuideType}

@@ -121,7 +121,7 @@ def to_dict(builder: ModelBuilder) -> dict:
     d = 0
     for j in range(b.joint_count):
         jt = int(b.joint_type[j])
-        ndof = T.JOINT_DOF_COUNT[jt] if 0 <= jt < len(T.JOINT_DOF_COUNT) else 0
+        ndof = b._joint_dof_count(j) if 0 <= jt < len(T.JOINT_DOF_COUNT) else 0
         dofs = [
             {
                 "axis": _nums(b.joint_axis[k]),
@@ -136,8 +136,10 @@ def to_dict(builder: ModelBuilder) -> dict:
             for k in range(d, min(d + ndof, b.joint_dof_count))
         ]
         d += ndof
+        extra = {"dof_dim": [int(n) for n in b.joint_dof_dim[j]]} if jt == T.JOINT_D6 else {}
         joints.append(
             {
+                **extra,
                 "label": b.joint_label[j],
                 "type": _name_of(jt, _JOINT_TYPES),
                 "parent": int(b.joint_parent[j]),
