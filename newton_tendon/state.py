@@ -55,9 +55,9 @@ class State:
         """Augmented-Lagrangian multipliers of each joint's anchor [N] and orientation [N m] rows at the
         end of the last SolverVBD step (the joint's constraint force; XPBD leaves them zero), shape
         [joint_count], wp.spatial_vector."""
-        self.joint_limit_multiplier = wp.zeros(nj, dtype=wp.vec2, device=dev)
-        """Lower and upper limit multipliers [N or N m] after the last SolverVBD step, shape
-        [joint_count], wp.vec2."""
+        self.joint_limit_multiplier = wp.zeros(model.joint_dof_count, dtype=wp.vec2, device=dev)
+        """Lower and upper limit multipliers [N or N m] of each dof after the last SolverVBD step, shape
+        [joint_dof_count], wp.vec2."""
         self.contact_multiplier = wp.zeros(nc, dtype=wp.vec4, device=dev)
         """Normal force (<= 0 pushes apart) then tangential friction force [N] of each contact slot
         after the last SolverVBD step, shape [contact_capacity], wp.vec4."""

@@ -159,6 +159,7 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         m = self.model
         dev = self.device
         joint_world = m.body_world.numpy()[m.joint_child.numpy()] if m.joint_count else np.zeros(0, np.int32)
+        dof_world = np.repeat(joint_world, np.diff(m.joint_qd_start.numpy())) if m.joint_count else joint_world
         contact_world = np.zeros(0, np.int32)
         if m.contact_capacity:
             pairs = m.shape_contact_pairs.numpy()[m.contact_pair.numpy()]
@@ -171,7 +172,7 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
             seg_world = np.repeat(m.tendon_world.numpy(), nseg)
         return {
             "joint_multiplier": (wp.array(joint_world.astype(np.int32), dtype=wp.int32, device=dev), 6),
-            "joint_limit_multiplier": (wp.array(joint_world.astype(np.int32), dtype=wp.int32, device=dev), 2),
+            "joint_limit_multiplier": (wp.array(dof_world.astype(np.int32), dtype=wp.int32, device=dev), 2),
             "contact_multiplier": (wp.array(contact_world.astype(np.int32), dtype=wp.int32, device=dev), 4),
             "tendon_segment_multiplier": (wp.array(seg_world.astype(np.int32), dtype=wp.int32, device=dev), 1),
             "transmission_row_impulse": (
