@@ -11,7 +11,7 @@ from . import (
     viewer,
 )
 from .axis import Axis
-from .builder import ModelBuilder
+from .builder import JointDofConfig, JointTargetMode, ModelBuilder
 from .collision import CollisionPipeline, Contacts
 from .exceptions import NewtonDeprecationWarning
 from .io import load, save
@@ -32,6 +32,8 @@ __all__ = [
     "CollisionPipeline",
     "Contacts",
     "Control",
+    "JointDofConfig",
+    "JointTargetMode",
     "Model",
     "ModelBuilder",
     "ModelFlags",

@@ -48,11 +48,17 @@ def _mass_properties(b):
     qd_start = 0
     for j in range(b.joint_count):
         ndof = b._joint_dof_count(j)
-        if b.joint_type[j] == T.JOINT_REVOLUTE and b.joint_armature[qd_start] > 0.0:
+        # The hinge axis of a revolute joint, or of a D6 joint with one angular axis (after its linear ones).
+        hinge = None
+        if b.joint_type[j] == T.JOINT_REVOLUTE:
+            hinge = qd_start
+        elif b.joint_type[j] == T.JOINT_D6 and b.joint_dof_dim[j][1] == 1:
+            hinge = qd_start + b.joint_dof_dim[j][0]
+        if hinge is not None and b.joint_armature[hinge] > 0.0:
             # Rotor inertia about the joint axis, expressed in the child body frame.
             r = quat_to_matrix(b.joint_X_c[j][3:])
-            a = r @ np.asarray(b.joint_axis[qd_start])
-            inertia[b.joint_child[j]] += b.joint_armature[qd_start] * np.outer(a, a)
+            a = r @ np.asarray(b.joint_axis[hinge])
+            inertia[b.joint_child[j]] += b.joint_armature[hinge] * np.outer(a, a)
         qd_start += ndof
     moving = (mass > 0.0) & ((flags & T.BODY_KINEMATIC) == 0)
     # The builder checked each body as it was added; armature and direct list edits are checked here,
@@ -424,6 +430,11 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.joint_armature = arr(b.joint_armature, float, 0)
     m.joint_target_pos = arr(b.joint_target_pos, float, 0)
     m.joint_target_vel = arr(b.joint_target_vel, float, 0)
+    m.joint_limit_ke = arr(b.joint_limit_ke, float, 0)
+    m.joint_limit_kd = arr(b.joint_limit_kd, float, 0)
+    m.joint_effort_limit = arr(b.joint_effort_limit, float, 0)
+    m.joint_velocity_limit = arr(b.joint_velocity_limit, float, 0)
+    m.joint_target_mode = arr(b.joint_target_mode, wp.int32, 0)
     m.articulation_count = b.articulation_count
     m.articulation_start = arr(list(b.articulation_start) + [b.articulation_joint_end], wp.int32)
     _tendons(b, m, arr, world_count)

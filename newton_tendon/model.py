@@ -165,6 +165,18 @@ class Model:
         """Default drive position targets [m or rad], copied into ``Control``, shape [joint_dof_count], float32."""
         self.joint_target_vel = None
         """Default drive velocity targets [m/s or rad/s], copied into ``Control``, shape [joint_dof_count], float32."""
+        self.joint_limit_ke = None
+        """newton's soft-limit stiffness per dof, stored (our limits are hard rows), shape [joint_dof_count], float32."""
+        self.joint_limit_kd = None
+        """newton's soft-limit damping per dof, stored (our limits are hard rows), shape [joint_dof_count], float32."""
+        self.joint_effort_limit = None
+        """Effort limit per dof [N or N m], stored (our drives are not clamped, as newton's XPBD and VBD),
+        shape [joint_dof_count], float32."""
+        self.joint_velocity_limit = None
+        """Velocity limit per dof [m/s or rad/s], stored (not applied, as newton's XPBD and VBD),
+        shape [joint_dof_count], float32."""
+        self.joint_target_mode = None
+        """Drive mode per dof (:class:`~newton_tendon.JointTargetMode`), shape [joint_dof_count], int32."""
         self.articulation_start = None
         """First joint of each articulation, shape [articulation_count + 1], int32."""
         self.articulation_count = 0

@@ -66,6 +66,43 @@ def body_spatial_velocity(body_qd: wp.array(dtype=wp.spatial_vector), b: int):
     return body_qd[b]
 
 
+@wp.func
+def d6_euler_axes(rot_p: wp.quat, rel: wp.quat, joints: JointModel, dk: int):
+    """The three angular axes of a D6 joint's dofs ``dk .. dk+2`` (orthonormal, in order a_0, a_1, a_2),
+    its angles and the world axes their rates turn about.
+
+    The coordinates are successive rotations about the axes, rel = R(a_0, q_0) R(a_1, q_1) R(a_2, q_2)
+    (rel the child joint frame in the parent joint frame). With B = [a_0 a_1 h a_2], h = +-1 making B
+    right-handed, B^T rel B = R_x(q_0) R_y(q_1) R_z(h q_2), whose entries give q_1 = asin(m_02),
+    q_0 = atan2(-m_12, m_22), q_2 = h atan2(-m_01, m_00). The relative angular velocity is
+    w = u_0 qd_0 + u_1 qd_1 + u_2 qd_2 with u_0 = R_p a_0, u_1 = R_p R(a_0, q_0) a_1,
+    u_2 = R_p R(a_0, q_0) R(a_1, q_1) a_2 (world). Returns (q, U) with U's columns u_k."""
+    a0 = joints.axis[dk]
+    a1 = joints.axis[dk + 1]
+    a2 = joints.axis[dk + 2]
+    h = wp.sign(wp.dot(wp.cross(a0, a1), a2))
+    b = wp.matrix_from_cols(a0, a1, a2 * h)
+    m = wp.transpose(b) * wp.quat_to_matrix(rel) * b
+    q1 = wp.asin(wp.clamp(m[0, 2], -1.0, 1.0))
+    q0 = wp.atan2(-m[1, 2], m[2, 2])
+    q2 = h * wp.atan2(-m[0, 1], m[0, 0])
+    r0 = wp.quat_from_axis_angle(a0, q0)
+    r01 = r0 * wp.quat_from_axis_angle(a1, q1)
+    u = wp.matrix_from_cols(
+        wp.quat_rotate(rot_p, a0), wp.quat_rotate(rot_p * r0, a1), wp.quat_rotate(rot_p * r01, a2)
+    )
+    return wp.vec3(q0, q1, q2), u
+
+
+@wp.func
+def d6_euler_rates(u: wp.mat33, w: wp.vec3):
+    """Rates qd [rad/s] with U qd = w (``d6_euler_axes``); where U is singular (q_1 = +-pi/2, the
+    first and last axes aligned) the projections u_k . w instead, which stay finite."""
+    if wp.abs(wp.determinant(u)) > 1.0e-6:
+        return wp.inverse(u) * w
+    return wp.transpose(u) * w
+
+
 @wp.kernel
 def eval_joint_coordinates(
     # Model:
@@ -85,6 +122,8 @@ def eval_joint_coordinates(
     origins, qd = its time derivative (v_c - v_p) . a + (x_c - x_p) . (w_p x a) [m/s]. ball: q = the
     relative quaternion (x y z w), qd = w_c - w_p in the parent joint frame. free: q = the child
     joint frame pose in the parent joint frame (p, quat), qd = the child's body velocity (world).
+    D6: each linear axis as a prismatic joint's, one angular axis as a revolute joint's, three
+    angular axes as successive rotations (``d6_euler_axes``).
     """
     j = wp.tid()
     jt = joints.type[j]
@@ -129,6 +168,85 @@ def eval_joint_coordinates(
             joint_q[qs + k] = X_rel[k]
         for k in range(6):
             joint_qd[ds + k] = qd_c[k]
+    elif jt == JOINT_D6:
+        dim = joints.dof_dim[j]
+        n_lin = dim[0]
+        n_ang = dim[1]
+        xp = wp.transform_get_translation(X_wp)
+        xc = wp.transform_get_translation(X_wc)
+        d = xc - xp
+        vp = wp.vec3(0.0)
+        wpv = wp.vec3(0.0)
+        if p >= 0:
+            wpv = wp.spatial_bottom(qd_p)
+            vp = wp.spatial_top(qd_p) + wp.cross(wpv, xp - wp.transform_point(body_q[p], bodies.com[p]))
+        vc = wp.spatial_top(qd_c) + wp.cross(wp.spatial_bottom(qd_c), xc - wp.transform_point(body_q[c], bodies.com[c]))
+        for k in range(n_lin):
+            a_w = wp.quat_rotate(rot_p, joints.axis[ds + k])
+            joint_q[qs + k] = wp.dot(d, a_w)
+            joint_qd[ds + k] = wp.dot(vc - vp, a_w) + wp.dot(d, wp.cross(wpv, a_w))
+        if n_ang == 1:
+            a = joints.axis[ds + n_lin]
+            joint_q[qs + n_lin] = twist_angle(rel, a)
+            joint_qd[ds + n_lin] = wp.dot(w_rel, wp.quat_rotate(rot_p, a))
+        elif n_ang == 3:
+            ang, u = d6_euler_axes(rot_p, rel, joints, ds + n_lin)
+            rates = d6_euler_rates(u, w_rel)
+            for k in range(3):
+                joint_q[qs + n_lin + k] = ang[k]
+                joint_qd[ds + n_lin + k] = rates[k]
+
+
+@wp.func
+def d6_wrenches(
+    bodies: BodyModel,
+    joints: JointModel,
+    j: int,
+    joint_f: wp.array(dtype=float),
+    body_q: wp.array(dtype=wp.transform),
+):
+    """Parent and child wrenches of a D6 joint's generalized forces (tau = J^T f): the linear dofs'
+    force sum_k f_k a_k [N] at the two anchors, the angular dofs' torque [N m]: f a for one axis,
+    U^-T f for three (``d6_euler_axes``: the torque whose power tau . w is sum_k f_k qd_k; at the
+    singular pose U f). A force that is not finite counts as 0 for the step."""
+    p = joints.parent[j]
+    c = joints.child[j]
+    ds = joints.qd_start[j]
+    dim = joints.dof_dim[j]
+    n_lin = dim[0]
+    n_ang = dim[1]
+    X_wp = parent_pose(body_q, p) * joints.X_p[j]
+    X_wc = body_q[c] * joints.X_c[j]
+    rot_p = wp.transform_get_rotation(X_wp)
+    force = wp.vec3(0.0)
+    for k in range(n_lin):
+        f = joint_f[ds + k]
+        if wp.isfinite(f):
+            force = force + wp.quat_rotate(rot_p, joints.axis[ds + k]) * f
+    torque = wp.vec3(0.0)
+    if n_ang == 1:
+        f = joint_f[ds + n_lin]
+        if wp.isfinite(f):
+            torque = wp.quat_rotate(rot_p, joints.axis[ds + n_lin]) * f
+    elif n_ang == 3:
+        fa = wp.vec3(0.0)
+        for k in range(3):
+            f = joint_f[ds + n_lin + k]
+            if wp.isfinite(f):
+                fa[k] = f
+        rel = wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc)
+        ang, u = d6_euler_axes(rot_p, rel, joints, ds + n_lin)
+        if wp.abs(wp.determinant(u)) > 1.0e-6:
+            torque = wp.transpose(wp.inverse(u)) * fa
+        else:
+            torque = u * fa
+    rc = wp.transform_get_translation(X_wc) - wp.transform_point(body_q[c], bodies.com[c])
+    wc_out = wp.spatial_vector(force, torque + wp.cross(rc, force))
+    wp_out = wp.spatial_vector()
+    if p >= 0:
+        rp = wp.transform_get_translation(X_wp) - wp.transform_point(body_q[p], bodies.com[p])
+        wp_out = wp.spatial_vector(-force, -torque + wp.cross(rp, -force))
+    return wp_out, wc_out
 
 
 @wp.kernel
@@ -172,6 +290,8 @@ def compute_joint_wrenches(
             if p >= 0:
                 rp = wp.transform_get_translation(X_wp) - wp.transform_point(body_q[p], bodies.com[p])
                 wp_out = wp.spatial_vector(-a_w * f, wp.cross(rp, -a_w * f))
+    if joints.enabled[j] != 0 and jt == JOINT_D6:
+        wp_out, wc_out = d6_wrenches(bodies, joints, j, joint_f, body_q)
     slot_wrench[2 * j] = wp_out
     slot_wrench[2 * j + 1] = wc_out
 
