@@ -73,8 +73,9 @@ def d6_euler_axes(rot_p: wp.quat, rel: wp.quat, joints: JointModel, dk: int):
 
     The coordinates are successive rotations about the axes, rel = R(a_0, q_0) R(a_1, q_1) R(a_2, q_2)
     (rel the child joint frame in the parent joint frame). With B = [a_0 a_1 h a_2], h = +-1 making B
-    right-handed, B^T rel B = R_x(q_0) R_y(q_1) R_z(h q_2), whose entries give q_1 = asin(m_02),
-    q_0 = atan2(-m_12, m_22), q_2 = h atan2(-m_01, m_00). The relative angular velocity is
+    right-handed, B^T rel B = R_x(q_0) R_y(q_1) R_z(h q_2), whose entries give
+    q_1 = atan2(m_02, (m_00^2 + m_01^2)^1/2), q_0 = atan2(-m_12, m_22), q_2 = h atan2(-m_01, m_00); at
+    q_1 = +-pi/2 (m_00 = m_01 = 0) q_0 = 0 and q_2 = h atan2(m_10, m_11). The relative angular velocity is
     w = u_0 qd_0 + u_1 qd_1 + u_2 qd_2 with u_0 = R_p a_0, u_1 = R_p R(a_0, q_0) a_1,
     u_2 = R_p R(a_0, q_0) R(a_1, q_1) a_2 (world). Returns (q, U) with U's columns u_k."""
     a0 = joints.axis[dk]
@@ -83,9 +84,16 @@ def d6_euler_axes(rot_p: wp.quat, rel: wp.quat, joints: JointModel, dk: int):
     h = wp.sign(wp.dot(wp.cross(a0, a1), a2))
     b = wp.matrix_from_cols(a0, a1, a2 * h)
     m = wp.transpose(b) * wp.quat_to_matrix(rel) * b
-    q1 = wp.asin(wp.clamp(m[0, 2], -1.0, 1.0))
-    q0 = wp.atan2(-m[1, 2], m[2, 2])
-    q2 = h * wp.atan2(-m[0, 1], m[0, 0])
+    cb = wp.sqrt(m[0, 0] * m[0, 0] + m[0, 1] * m[0, 1])
+    q1 = wp.atan2(m[0, 2], cb)
+    q0 = float(0.0)
+    q2 = float(0.0)
+    if cb > 1.0e-6:
+        q0 = wp.atan2(-m[1, 2], m[2, 2])
+        q2 = h * wp.atan2(-m[0, 1], m[0, 0])
+    else:
+        # q_1 = +-pi/2: only q_0 +- q_2 is determined; q_0 = 0 and the rest goes to q_2.
+        q2 = h * wp.atan2(m[1, 0], m[1, 1])
     r0 = wp.quat_from_axis_angle(a0, q0)
     r01 = r0 * wp.quat_from_axis_angle(a1, q1)
     u = wp.matrix_from_cols(
