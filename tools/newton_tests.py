@@ -25,6 +25,8 @@ Usage::
     python tools/newton_tests.py --examples [--frames-scale S]
 
 Prints ``N passed, M failed`` (and errors, skips, excluded) and exits 0 when nothing failed.
+With ``--ratchet tools/newton_ratchet.json`` (what ``.ci/run`` does) it exits 1 only when a test or
+example that file lists as passing fails; ``--write-ratchet`` records what passes now.
 
 ``--examples`` runs newton's five tendon examples instead, each as newton's own example test does
 (newton/tests/test_examples.py): ``python -m newton.examples.tendon.NAME --viewer null --test
@@ -344,7 +346,31 @@ def run(args: argparse.Namespace) -> int:
         if counts[key]:
             parts.append(f"{counts[key]} {key.replace('collect-error', 'files failed to collect')}")
     print(", ".join(parts))
-    return 0 if not failing else 1
+    passed = sorted(test_id for test_id, o in outcome.items() if o == "passed")
+    return _ratchet(args, "tests", passed, 0 if not failing else 1)
+
+
+def _ratchet(args: argparse.Namespace, key: str, passed: list[str], status: int) -> int:
+    """With ``--ratchet FILE``: the exit status is 1 only if something FILE lists as passing no longer
+    passes (others may still fail: the ratchet holds what works while the rest is built);
+    ``--write-ratchet`` records what passes now under ``key``. Without it, ``status``."""
+    if not args.ratchet:
+        return status
+    path = Path(args.ratchet)
+    held = json.loads(path.read_text()) if path.exists() else {}
+    if args.write_ratchet:
+        held[key] = passed
+        path.write_text(json.dumps(held, indent=1, sort_keys=True) + "\n")
+        print(f"newton_tests: {path} now holds {len(passed)} passing {key}")
+        return 0
+    lost = sorted(set(held.get(key, [])) - set(passed))
+    gained = sorted(set(passed) - set(held.get(key, [])))
+    print(f"ratchet {path.name}: {len(held.get(key, [])) - len(lost)} of {len(held.get(key, []))} {key} held")
+    for name in gained:
+        print(f"  newly passing (add with --write-ratchet): {name}")
+    for name in lost:
+        print(f"  NO LONGER PASSING: {name}")
+    return 1 if lost else 0
 
 
 def run_examples(args: argparse.Namespace) -> int:
@@ -376,7 +402,8 @@ def run_examples(args: argparse.Namespace) -> int:
         else:
             shutil.rmtree(root, ignore_errors=True)
     print(f"{len(EXAMPLES) - len(failed)} examples passed, {len(failed)} failed")
-    return 0 if not failed else 1
+    passed = [name for name, _ in EXAMPLES if name not in failed]
+    return _ratchet(args, "examples", passed, 0 if not failed else 1)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -391,6 +418,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list-excluded", action="store_true", help="print the exclusion list and exit")
     parser.add_argument("--examples", action="store_true", help="run newton's five tendon examples instead")
     parser.add_argument("--frames-scale", type=float, default=1.0, help="with --examples: scale the frame counts")
+    parser.add_argument("--ratchet", help="JSON of what must keep passing: fail only if one of those fails")
+    parser.add_argument("--write-ratchet", action="store_true", help="with --ratchet: record what passes now")
     args = parser.parse_args(argv)
     if args.list_excluded:
         for pattern, reason in EXCLUDED:
