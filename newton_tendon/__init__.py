@@ -17,7 +17,7 @@ from .exceptions import NewtonDeprecationWarning
 from .io import load, save
 from .kinematics import eval_joint_coordinates
 from .model import Model, ModelFlags
-from .state import Control, State
+from .state import Control, State, StateFlags
 from .tendon import AttributeFrequency, CustomAttribute, TendonGuide, TendonGuideFlags, TendonGuideType
 
 __version__ = "0.1.0"
@@ -39,6 +39,7 @@ __all__ = [
     "ModelFlags",
     "NewtonDeprecationWarning",
     "State",
+    "StateFlags",
     "eval_joint_coordinates",
     "io",
     "load",

@@ -2,10 +2,35 @@
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 import warp as wp
 
 from newton_tendon.kernels.cable import TendonHistory
 from newton_tendon.kernels.transmission import vec6
+
+
+class StateFlags(IntEnum):
+    """Which state arrays a ``solver.reset`` restores (newton's ``StateFlags``: same names and bits).
+
+    Our solvers restore the body arrays named by the bits; particles and reduced joint coordinates
+    have no State arrays here, so their bits select nothing."""
+
+    NONE = 0
+    JOINT_Q = 1 << 0
+    JOINT_QD = 1 << 1
+    BODY_Q = 1 << 2
+    BODY_QD = 1 << 3
+    PARTICLE_Q = 1 << 4
+    PARTICLE_QD = 1 << 5
+    BODY_F = 1 << 6
+    PARTICLE_F = 1 << 7
+    JOINT_F = 1 << 8
+    BODY = BODY_Q | BODY_QD
+    PARTICLE = PARTICLE_Q | PARTICLE_QD
+    JOINT = JOINT_Q | JOINT_QD
+    FORCE = BODY_F | PARTICLE_F | JOINT_F
+    ALL = BODY | PARTICLE | JOINT | FORCE
 
 
 class State:

@@ -33,6 +33,7 @@ from newton_tendon.kernels.cable.span import (
     span_length,
 )
 from newton_tendon.kernels.cable.types import TendonHistory, TendonWork
+from newton_tendon.kernels.math import world_selected
 from newton_tendon.kernels.routing import (
     ROLLER_PAIR_WARM_ITERATIONS,
     TendonModel,
@@ -181,7 +182,7 @@ def reset_tendons(
     """Restore the baseline material of the selected worlds' tendons, re-seeded at ``body_q``."""
     t = wp.tid()
     w = tm.world[t]
-    if w >= 0 and world_mask[w] == 0:
+    if not world_selected(world_mask, w):
         return
     seed_tendon(tm, t, body_q, baseline_rest, baseline_active, hist)
 
@@ -236,7 +237,7 @@ def reset_tendons_measured(
     so a cable starts as it would in a model built at that pose."""
     t = wp.tid()
     w = tm.world[t]
-    if w >= 0 and world_mask[w] == 0:
+    if not world_selected(world_mask, w):
         return
     measure_tendon(tm, t, body_q, authored_rest, hist.rest, hist.active)
     seed_tendon(tm, t, body_q, hist.rest, hist.active, hist)
