@@ -15,7 +15,7 @@ from .builder import JointDofConfig, JointTargetMode, ModelBuilder
 from .collision import CollisionPipeline, Contacts
 from .exceptions import NewtonDeprecationWarning
 from .io import load, save
-from .kinematics import eval_joint_coordinates
+from .kinematics import eval_fk, eval_ik, eval_joint_coordinates
 from .model import Model, ModelFlags
 from .state import Control, State
 from .tendon import AttributeFrequency, CustomAttribute, TendonGuide, TendonGuideFlags, TendonGuideType
@@ -39,6 +39,8 @@ __all__ = [
     "ModelFlags",
     "NewtonDeprecationWarning",
     "State",
+    "eval_fk",
+    "eval_ik",
     "eval_joint_coordinates",
     "io",
     "load",
