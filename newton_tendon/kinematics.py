@@ -34,7 +34,8 @@ def _check_selection(owner: str, model: Model, mask, indices, joint_mask=None):
     ):
         if arr is None:
             continue
-        if not isinstance(arr, wp.array) or arr.dtype != dtype or arr.ndim != 1 or (n is not None and arr.shape[0] != n):
+        bad_shape = not isinstance(arr, wp.array) or arr.ndim != 1 or (n is not None and arr.shape[0] != n)
+        if bad_shape or arr.dtype != dtype:
             shape = f"shape ({n},)" if n is not None else "one dimension"
             raise ValueError(f"{owner}: {name} must be a {dtype.__name__} wp.array of {shape}")
         if arr.device != model.device:

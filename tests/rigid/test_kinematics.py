@@ -215,7 +215,8 @@ def test_free_joint_places_its_body_at_the_coordinates(device):
 def test_model_joint_q_keeps_the_built_poses(device):
     """model.joint_q / joint_qd are the coordinates of the builder's poses and velocities, so newton's
     ``eval_fk(model, model.joint_q, model.joint_qd, state)`` right after finalize leaves the bodies where
-    they were built (a hinge built at 0.6 rad reads 0.6; a free body keeps its pose and velocity)."""
+    they were built (a hinge built at 0.6 rad reads 0.6; a free body keeps its pose and velocity), whether
+    the target is a State or the Model."""
     b = nt.ModelBuilder(gravity=0.0)
     a = 0.6
     rot = wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), a)
@@ -231,6 +232,9 @@ def test_model_joint_q_keeps_the_built_poses(device):
     nt.eval_fk(model, model.joint_q, model.joint_qd, state)
     assert np.abs(state.body_q.numpy() - before_q).max() < POSE_TOL
     assert np.abs(state.body_qd.numpy() - before_qd).max() < VEL_TOL
+    # newton also takes the Model as the target (its body_q / body_qd are the initial state).
+    nt.eval_fk(model, model.joint_q, model.joint_qd, model)
+    assert np.abs(model.body_q.numpy() - before_q).max() < POSE_TOL
 
 
 def test_bodies_without_an_articulated_joint_are_not_moved(device):
