@@ -15,7 +15,7 @@ from .builder import JointDofConfig, JointTargetMode, ModelBuilder
 from .collision import CollisionPipeline, Contacts
 from .exceptions import NewtonDeprecationWarning
 from .io import load, save
-from .kinematics import eval_joint_coordinates
+from .kinematics import eval_fk, eval_ik, eval_joint_coordinates
 from .model import Model, ModelFlags
 from .state import Control, State, StateFlags
 from .tendon import AttributeFrequency, CustomAttribute, TendonGuide, TendonGuideFlags, TendonGuideType
@@ -40,6 +40,8 @@ __all__ = [
     "NewtonDeprecationWarning",
     "State",
     "StateFlags",
+    "eval_fk",
+    "eval_ik",
     "eval_joint_coordinates",
     "io",
     "load",

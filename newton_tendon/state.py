@@ -145,6 +145,9 @@ class Control:
         """Drive position target per dof [m or rad], shape [joint_dof_count], float32."""
         self.joint_target_vel = wp.clone(model.joint_target_vel) if n else wp.zeros(0, dtype=float, device=dev)
         """Drive velocity target per dof [m/s or rad/s], shape [joint_dof_count], float32."""
+        # newton's joint_target_q is laid out per coordinate; ours per dof: the two agree unless the model
+        # has ball or free joints (4 and 7 coordinates for 3 and 6 dofs).
+        self._layout_counts = (model.joint_coord_count, model.joint_dof_count)
         self.joint_f = wp.zeros(n, dtype=float, device=dev)
         """Generalized force per dof [N or N m] (revolute and prismatic joints; NaN or inf counts as 0 for the
         step), shape [joint_dof_count], float32."""
@@ -181,6 +184,37 @@ class Control:
             wp.clone(model.coupling_enabled) if model.coupling_count else wp.zeros(0, dtype=wp.int32, device=dev)
         )
         """1 where a coupling acts, shape [coupling_count], int32."""
+
+    @property
+    def joint_target_q(self) -> wp.array:
+        """newton's name for the drive position targets: ``joint_target_pos`` itself (the same array, so
+        writing one writes the other), shape [joint_coord_count], float32. newton lays it out per
+        coordinate (index by ``model.joint_q_start``), which is our per-dof layout when the model has no
+        ball or free joints; with them the layouts differ and this raises AttributeError (use
+        ``joint_target_pos`` indexed by ``model.joint_qd_start``)."""
+        coords, dofs = self._layout_counts
+        if coords != dofs:
+            raise AttributeError(
+                f"Control.joint_target_q: newton's per-coordinate targets ({coords} coordinates) do not match "
+                f"this model's per-dof joint_target_pos ({dofs} dofs: it has ball or free joints); write "
+                "joint_target_pos at model.joint_qd_start instead"
+            )
+        return self.joint_target_pos
+
+    @joint_target_q.setter
+    def joint_target_q(self, value: wp.array):
+        self.joint_target_q  # noqa: B018  (the same layout check as reading)
+        self.joint_target_pos = value
+
+    @property
+    def joint_target_qd(self) -> wp.array:
+        """newton's name for the drive velocity targets: ``joint_target_vel`` itself (same array; per dof
+        in both), shape [joint_dof_count], float32."""
+        return self.joint_target_vel
+
+    @joint_target_qd.setter
+    def joint_target_qd(self, value: wp.array):
+        self.joint_target_vel = value
 
     def assign(self, other: Control):
         """Copy every array of ``other`` into this control in place."""
