@@ -8,3 +8,10 @@ class NewtonDeprecationWarning(DeprecationWarning):
     ``warnings.filterwarnings(..., category=DeprecationWarning)`` covers it and Python hides it outside
     ``__main__`` unless the filters show deprecations. Exported as ``newton_tendon.NewtonDeprecationWarning``.
     """
+
+
+class IndexTypeError(TypeError, ValueError):
+    """An entity index of the wrong type (a float, a bool, None where an int body index belongs).
+
+    A :class:`TypeError`, as our input rules say, and also a :class:`ValueError`, the class newton
+    raises for the same input ("body index"), so code written against either library catches it."""
