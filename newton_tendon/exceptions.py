@@ -8,3 +8,19 @@ class NewtonDeprecationWarning(DeprecationWarning):
     ``warnings.filterwarnings(..., category=DeprecationWarning)`` covers it and Python hides it outside
     ``__main__`` unless the filters show deprecations. Exported as ``newton_tendon.NewtonDeprecationWarning``.
     """
+
+
+class BuilderStateError(ValueError, RuntimeError):
+    """A builder call made in the wrong state, e.g. ``begin_world`` inside an open world.
+
+    It is a :class:`ValueError`, as every bad builder call here is, and a :class:`RuntimeError`, the
+    class newton raises for the same misuse, so ``except RuntimeError`` written for newton still works.
+    """
+
+
+class UndeclaredAttributeError(ValueError, AttributeError):
+    """A value was authored for a custom attribute that was never declared with ``add_custom_attribute``.
+
+    It is a :class:`ValueError`, as every bad builder argument here is, and an :class:`AttributeError`,
+    the class newton raises for the same mistake.
+    """

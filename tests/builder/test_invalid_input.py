@@ -614,13 +614,11 @@ def scene_with(edit: Callable) -> Callable:
     return make
 
 
-def far_world() -> ModelBuilder:
-    """A body at x = 3e38 added 3e38 further by add_builder: each value fits float32, the sum (6e38) does not."""
-    b = scene()
+def far_body() -> ModelBuilder:
+    """A body at x = 3e38: the value fits float32."""
     far = ModelBuilder()
     far.add_body(xform=(3e38, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3), label="far")
-    b.add_builder(far, xform=(3e38, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
-    return b
+    return far
 
 
 FIN = r"finalize"
@@ -628,8 +626,10 @@ row("f32-finalize-edited-mass", lambda b: b.finalize(), ValueError, FIN + r": bo
     make=scene_with(lambda b: b.body_mass.__setitem__(1, 1e-40)))  # fmt: skip
 row("f32-finalize-edited-gravity", lambda b: b.finalize(), ValueError, FIN, "gravity",
     make=scene_with(lambda b: setattr(b, "gravity", (0.0, 0.0, -BIG))))  # fmt: skip
-row("f32-finalize-summed-position", lambda b: b.finalize(), ValueError, FIN + r": body 'far' \(index 3\)", "body_q",
-    make=far_world)  # fmt: skip
+# Added 3e38 further by add_builder, the sum (6e38) does not fit; body poses are float32 wp.transform values, so
+# add_builder checks the placed pose before it stores it.
+row("f32-add-builder-summed-position", lambda b: b.add_builder(far_body(), xform=(3e38, 0, 0, 0, 0, 0, 1)), ValueError,
+    r"add_builder: body 'far' \(index 3\)", "placed position")  # fmt: skip
 row("f32-finalize-transmission-stiffness", lambda b: b.finalize(), ValueError,
     FIN + r": transmission tendon 'sp' \(index 1\)", "stiffness",
     make=scene_with(lambda b: b.transmission_properties[1].update(stiffness=BIG)))  # fmt: skip

@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+import warp as wp
 
 from newton_tendon._transmission_builder import (
     TRANSMISSION_PROPERTIES,
@@ -146,7 +147,7 @@ def _read_bodies(v, p: str, b: ModelBuilder):
         flags = f("flags", _flags, _BODY_FLAGS)
         lock = f("lock_inertia", _bool)
         f.done()
-        b.body_q.append(xform)
+        b.body_q.append(wp.transform(*xform))
         b.body_qd.append(velocity)
         b.body_mass.append(mass)
         b.body_com.append(com)
