@@ -10,6 +10,7 @@ import warp as wp
 
 from ..axis import Axis
 from ..finalize import finalize_model
+from ..tendon import CustomAttribute
 from ._checks import _flag, _real, _vec3
 from .bodies import BodyBuilder
 from .colouring import ColouringBuilder
@@ -46,6 +47,9 @@ class ModelBuilder(
     the ground plane) are shared by all worlds.
     """
 
+    CustomAttribute = CustomAttribute
+    """newton's name for :class:`~newton_tendon.CustomAttribute` (``ModelBuilder.CustomAttribute``)."""
+
     def __init__(self, up_axis: Axis | str | int = Axis.Z, gravity=-9.81):
         self.up_axis = Axis.from_any(up_axis, "ModelBuilder: up_axis")
         """The up axis, an :class:`Axis`."""
@@ -58,7 +62,9 @@ class ModelBuilder(
         else:
             self.gravity = _vec3("ModelBuilder", "gravity", gravity)
         self.current_world = -1
+        """The world that entities added next belong to (-1: shared by all worlds); see ``begin_world``."""
         self.world_count = 0
+        """Number of worlds."""
         self.rigid_contact_margin = 0.01
         """Distance [m] below which shape pairs generate contact candidates."""
         # Entity storage, in this order: finalize's float32 check walks ``vars(self)`` and reports the

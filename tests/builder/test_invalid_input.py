@@ -327,19 +327,27 @@ row("custom-attribute-name-taken", ca(name="m"), ValueError, CA, "m")
 row("custom-attribute-frequency-type-none", ca(frequency=None), TypeError, CA, "frequency")
 row("custom-attribute-frequency-type-bool", ca(frequency=True), TypeError, CA, "frequency")
 row("custom-attribute-frequency-type-float", ca(frequency=1.0), TypeError, CA, "frequency")
-row("custom-attribute-frequency-oob", ca(frequency=len(AttributeFrequency)), ValueError, CA, "frequency")
+row("custom-attribute-frequency-oob", ca(frequency=99), ValueError, CA, "frequency")
 row("custom-attribute-dtype-type-str", ca(dtype="float"), TypeError, CA, "dtype")
+row("custom-attribute-dtype-unhashable", ca(dtype=[float]), TypeError, CA, "dtype")
+row("custom-attribute-namespace-type-int", ca(namespace=3), TypeError, CA, "namespace")
+row("custom-attribute-namespace-not-identifier", ca(namespace="a b"), ValueError, CA, "namespace")
+row("custom-attribute-assignment-oob", ca(assignment=7), ValueError, CA, "assignment")
+row("custom-attribute-assignment-type-str", ca(assignment="state"), TypeError, CA, "assignment")
+row("custom-attribute-values-type-list", ca(values=[1.0]), TypeError, CA, "values")
+row("custom-attribute-values-index-oob", ca(values={5: 1.0}), ValueError, CA, "index")
+row("custom-attribute-values-value-str", ca(values={0: "a"}), TypeError, CA, "x")
 row("custom-attribute-references-unknown", ca(dtype=int, references="bodies"), ValueError, CA, "references")
 row("custom-attribute-references-float", ca(dtype=float, references="body"), TypeError, CA, "references")
 # Default values: the message names the attribute ('x').
 for tag, kw, exc in (
     ("float-type-str", dict(dtype=float, default="0"), TypeError),
-    ("float-type-none", dict(dtype=float, default=None), TypeError),
+    ("float-type-list", dict(dtype=float, default=[0.0]), TypeError),
     ("float-nan", dict(dtype=float, default=NAN), ValueError),
     ("float-inf", dict(dtype=float, default=INF), ValueError),
     ("int-type-float", dict(dtype=int, default=0.5), TypeError),
     ("int-type-bool", dict(dtype=int, default=False), TypeError),
-    ("vec3-type-none", dict(dtype="vec3", default=None), TypeError),
+    ("vec3-type-float", dict(dtype="vec3", default=1.0), TypeError),
     ("vec3-empty", dict(dtype="vec3", default=()), ValueError),
     ("vec3-inf", dict(dtype="vec3", default=(0.0, INF, 0.0)), ValueError),
 ):

@@ -178,3 +178,18 @@ def test_world_guide_belongs_to_the_current_world():
     b.current_world = 0
     assert b.add_tendon([TendonGuide(body=0), TendonGuide(body=-1, offset=(0.0, 1.0, 0.0))]) == 0
     assert b.tendon_world == [0]
+
+
+def test_static_body_outside_worlds_is_shared():
+    """A static body (mass 0) added outside begin_world is shared static geometry, as in newton; a moving one
+    outside every world is still rejected at finalize."""
+    b = ModelBuilder()
+    b.add_body(mass=0.0, label="post")
+    b.begin_world()
+    b.add_body(mass=1.0, inertia=np.eye(3))
+    b.end_world()
+    m = b.finalize("cpu")
+    np.testing.assert_array_equal(m.body_world.numpy(), [-1, 0])
+    b.add_body(mass=1.0, inertia=np.eye(3), label="loose")
+    with pytest.raises(ValueError, match=r"finalize: body 'loose' \(index 2\) moves but belongs to no world"):
+        b.finalize("cpu")
