@@ -13,6 +13,7 @@ from ..finalize import finalize_model
 from ..tendon import CustomAttribute
 from ._checks import _flag, _real, _vec3
 from .bodies import BodyBuilder
+from .collapse import CollapseBuilder
 from .colouring import ColouringBuilder
 from .custom_attributes import CustomAttributeBuilder
 from .joints import JointBuilder
@@ -30,6 +31,7 @@ class ModelBuilder(
     TransmissionBuilder,
     CustomAttributeBuilder,
     WorldBuilder,
+    CollapseBuilder,
     ColouringBuilder,
 ):
     """Collects a scene and turns it into a :class:`Model` with :meth:`finalize`.
