@@ -390,12 +390,15 @@ class CollapseBuilder:
 
     def _collapse_filters(self, survivor, to_new):
         """Body filter pairs of retained bodies are renumbered; a pair with a merged member becomes shape
-        pairs of the bodies' shapes, so the survivor's other shapes are not filtered by it."""
+        pairs of the bodies' shapes, so the survivor's other shapes are not filtered by it; a pair inside
+        one group is dropped."""
         shapes_of: dict[int, list[int]] = {}
         for i, b in enumerate(self.shape_body):
             shapes_of.setdefault(b, []).append(i)
         pairs = set()
         for a, b in self.body_filter_pairs:
+            if survivor[a] == survivor[b]:
+                continue  # one body now (or both world geometry): its shapes never touch each other
             if survivor[a] == a and survivor[b] == b:
                 pairs.add((min(to_new(a), to_new(b)), max(to_new(a), to_new(b))))
                 continue

@@ -237,8 +237,8 @@ def test_body_filter_pairs_become_shape_pairs_of_merged_bodies():
     b.body_filter_pairs.add((1, other))
     b.collapse_fixed_joints()
     assert b.body_filter_pairs == set()
-    # tip_box (0) x other_ball (2) from the added pair, tip_box x arm_ball (1) from the weld's parent filter.
-    assert b.shape_filter_pairs == {(0, 2), (0, 1)}
+    # tip_box (0) x other_ball (2) from the added pair; the weld's own arm-tip filter is dropped (one body now).
+    assert b.shape_filter_pairs == {(0, 2)}
 
 
 def test_custom_attributes_follow_bodies_and_joints():

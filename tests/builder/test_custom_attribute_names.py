@@ -184,3 +184,25 @@ def test_vbd_rejects_groups_that_do_not_separate_cable_endpoints():
     m.body_color_groups = [wp.array([0, 1], dtype=wp.int32)]
     with pytest.raises(ValueError, match="does not separate tendon segment endpoints"):
         nt.solvers.SolverVBD(m, iterations=1)
+
+
+def test_native_format_keeps_namespace_and_assignment():
+    """save/load keeps a namespaced STATE attribute; a document without the new fields reads as MODEL."""
+    from newton_tendon.io.native import from_dict, to_dict
+
+    b = two_body_cable()
+    b.add_custom_attribute(
+        CustomAttribute(
+            name="h", namespace="t", frequency=AttributeFrequency.TENDON, assignment=AttributeAssignment.STATE
+        )
+    )
+    b.set_custom_attribute("t:h", 0, 2.5)
+    doc = to_dict(b)
+    back = from_dict(doc)
+    assert back.custom_attributes["t:h"] == b.custom_attributes["t:h"]
+    assert back.custom_attributes["t:h"].values == {0: 2.5}
+    np.testing.assert_array_equal(back.finalize("cpu").state().t.h.numpy(), [2.5])
+    for entry in doc["custom_attributes"]:
+        del entry["namespace"], entry["assignment"]
+    old = from_dict(doc)
+    assert old.custom_attributes["h"].assignment == AttributeAssignment.MODEL
