@@ -109,7 +109,8 @@ def eval_joint_coordinates(
 
     Revolute: angle [rad] and rate [rad/s] about the axis; prismatic: displacement [m] and rate [m/s]
     along the axis; ball: relative quaternion (xyzw) and relative angular velocity in the parent
-    joint frame; free: child joint frame pose in the parent joint frame, and the child body velocity.
+    joint frame; free: child joint frame pose in the parent joint frame, and the child COM's velocity relative to the
+    parent's motion and the relative angular velocity, in the parent joint frame (newton's convention).
     Fixed joints have no coordinates. Every joint is evaluated, articulated or not. Pass preallocated
     arrays to stay graph-capturable.
     """

@@ -129,7 +129,9 @@ def eval_joint_coordinates(
     axis [rad], qd = (w_c - w_p) . a [rad/s]. prismatic: q = (x_c - x_p) . a [m] between the frame
     origins, qd = its time derivative (v_c - v_p) . a + (x_c - x_p) . (w_p x a) [m/s]. ball: q = the
     relative quaternion (x y z w), qd = w_c - w_p in the parent joint frame. free: q = the child
-    joint frame pose in the parent joint frame (p, quat), qd = the child's body velocity (world).
+    joint frame pose in the parent joint frame (p, quat), qd = the child COM's velocity relative to the
+    parent's rigid motion there, then the relative angular velocity, both in the parent joint frame
+    (newton's convention; the child's world twist for a world parent with an unrotated frame).
     D6: each linear axis as a prismatic joint's, one angular axis as a revolute joint's, three
     angular axes as successive rotations (``d6_euler_axes``).
     """
@@ -174,8 +176,18 @@ def eval_joint_coordinates(
         X_rel = wp.transform_inverse(X_wp) * X_wc
         for k in range(7):
             joint_q[qs + k] = X_rel[k]
-        for k in range(6):
-            joint_qd[ds + k] = qd_c[k]
+        # newton's convention: the child COM's velocity relative to the parent's rigid motion at that
+        # point, and the relative angular velocity, both in the parent joint frame.
+        v_rel = wp.spatial_top(qd_c)
+        if p >= 0:
+            x_com = wp.transform_point(body_q[c], bodies.com[c])
+            v_rel = v_rel - wp.spatial_top(qd_p)
+            v_rel = v_rel - wp.cross(wp.spatial_bottom(qd_p), x_com - wp.transform_point(body_q[p], bodies.com[p]))
+        v_loc = wp.quat_rotate_inv(rot_p, v_rel)
+        w_loc = wp.quat_rotate_inv(rot_p, w_rel)
+        for k in range(3):
+            joint_qd[ds + k] = v_loc[k]
+            joint_qd[ds + 3 + k] = w_loc[k]
     elif jt == JOINT_D6:
         dim = joints.dof_dim[j]
         n_lin = dim[0]

@@ -1,12 +1,11 @@
 """eval_fk / eval_ik for D6 joints (``add_joint_d6`` with ``ModelBuilder.JointDofConfig`` axes: up to three
 linear and zero, one or three angular), and a free joint under a body or a rotated parent frame.
 
-The free-joint round trip is switched off (``NEEDS_FREE_IK``) until ``eval_joint_coordinates``
-(kernels/joints.py) follows newton's convention for a free joint's ``joint_qd``: the child's COM
-velocity relative to the parent's rigid motion, and the relative angular velocity, both in the parent
-joint frame. It now writes the child's world twist, the same only for a world parent with an unrotated
-frame (the case tests/rigid/test_kinematics.py covers). eval_fk already follows newton there: the
-finite-difference half of that test passes.
+The free-joint round trip checks newton's convention for a free joint's ``joint_qd``, which
+``eval_joint_coordinates`` (kernels/joints.py) follows: the child's COM velocity relative to the
+parent's rigid motion, and the relative angular velocity, both in the parent joint frame (the child's
+world twist only for a world parent with an unrotated frame, the case tests/rigid/test_kinematics.py
+covers).
 
 Same oracles and tolerances as tests/rigid/test_kinematics.py.
 """
@@ -34,10 +33,6 @@ from .kinematics_common import (
     reference_fk,
     same_rotation,
     xf,
-)
-
-NEEDS_FREE_IK = pytest.mark.skip(
-    reason="enable when eval_joint_coordinates writes a free joint's joint_qd in the parent joint frame (issue 26)"
 )
 
 DIMS = [(1, 0), (0, 1), (3, 0), (0, 3), (2, 1), (1, 3), (3, 3)]
@@ -120,7 +115,6 @@ def test_d6_worlds(device):
     assert np.abs(q2 - q).max() < POSE_TOL and np.abs(qd2 - qd).max() < VEL_TOL
 
 
-@NEEDS_FREE_IK
 @pytest.mark.parametrize("parent", ["world, rotated frame", "body"])
 def test_free_joint_round_trip_in_parent_frame(device, parent):
     """A free joint with a rotated parent frame, or under a moving body: fk -> ik returns joint_qd
