@@ -40,7 +40,9 @@ def _check_label_clash(owner: str, kind: str, labels, worlds, new_labels, new_wo
 
 def _join_prefix(owner: str, label_prefix) -> str:
     """The string put before every added label: ``label_prefix`` joined with "/" (newton's rule), or
-    nothing for ``""``; a prefix that already ends in "/" is used as given."""
+    nothing for ``""`` or None; a prefix that already ends in "/" is used as given."""
+    if label_prefix is None:
+        return ""
     if not isinstance(label_prefix, str):
         raise TypeError(f"{owner}: label_prefix must be a str, got {type(label_prefix).__name__}")
     return label_prefix if not label_prefix or label_prefix.endswith("/") else label_prefix + "/"
@@ -89,7 +91,9 @@ class WorldBuilder:
                 "call end_world() first"
             )
 
-    def add_builder(self, other: ModelBuilder, xform=None, world: int | None = None, *, label_prefix: str = ""):
+    def add_builder(
+        self, other: ModelBuilder, xform=None, world: int | None = None, *, label_prefix: str | None = ""
+    ):
         """Append everything of ``other``, placed by ``xform``, with all indices remapped.
 
         Entities of ``other`` in its world -1 go to ``world`` (default: ``self.current_world``);
@@ -192,6 +196,7 @@ class WorldBuilder:
         xforms=None,
         label_prefixes=None,
         copy_count: int | None = None,
+        separate_worlds: bool = True,
     ):
         """Append ``world_count`` copies of ``builder`` as new worlds, laid on a grid with ``spacing`` [m]
         or placed by ``xforms`` (one transform per copy; ``spacing`` is then ignored).
@@ -199,9 +204,15 @@ class WorldBuilder:
         ``copy_count`` is newton's name for ``world_count`` (give one of them). ``label_prefixes``: one
         label prefix per copy, as in :meth:`add_world` (default ``world_<index>``). Worlds never
         interact, so the placement only matters for viewing and for world-attached geometry.
+        ``separate_worlds=False`` (newton's option) adds every copy to the current world instead, as
+        repeated :meth:`add_builder` calls would (labels unprefixed unless ``label_prefixes`` says);
+        those copies do touch each other.
         """
         owner = "replicate"
-        self._check_no_open_world(owner)
+        if not isinstance(separate_worlds, (bool, np.bool_)):
+            raise TypeError(f"{owner}: separate_worlds must be a bool, got {type(separate_worlds).__name__}")
+        if separate_worlds:
+            self._check_no_open_world(owner)
         if not isinstance(builder, WorldBuilder):
             raise TypeError(f"{owner}: builder must be a ModelBuilder, got {type(builder).__name__}")
         if (world_count is None) == (copy_count is None):
@@ -238,4 +249,7 @@ class WorldBuilder:
             if p is not None and not isinstance(p, str):
                 raise TypeError(f"{owner}: label_prefixes[{i}] must be a str or None, got {type(p).__name__}")
         for xf, prefix in zip(placements, label_prefixes, strict=True):
-            self.add_world(builder, xf, label_prefix=prefix)
+            if separate_worlds:
+                self.add_world(builder, xf, label_prefix=prefix)
+            else:
+                self.add_builder(builder, xf, label_prefix=prefix)

@@ -193,3 +193,23 @@ def test_static_body_outside_worlds_is_shared():
     b.add_body(mass=1.0, inertia=np.eye(3), label="loose")
     with pytest.raises(ValueError, match=r"finalize: body 'loose' \(index 2\) moves but belongs to no world"):
         b.finalize("cpu")
+
+
+def test_replicate_into_one_world():
+    """separate_worlds=False (newton's option) adds every copy to the current world, placed by spacing."""
+    b = ModelBuilder()
+    b.begin_world()
+    b.replicate(one_body(), 3, spacing=(0.0, 2.0, 0.0), separate_worlds=False, label_prefixes=["a", "b", "c"])
+    b.end_world()
+    assert b.world_count == 1 and b.body_world == [0, 0, 0]
+    assert b.body_label == ["a/b", "b/b", "c/b"]
+    # Three copies on a 2 x 2 grid (x index first): rows y = 0, 0, 2.
+    np.testing.assert_allclose([q[1] for q in b.body_q], [0.0, 0.0, 2.0], atol=POSE_ATOL)
+    with pytest.raises(TypeError, match=r"replicate: separate_worlds must be a bool"):
+        b.replicate(one_body(), 1, separate_worlds="no")
+
+
+def test_add_builder_label_prefix_none_means_none():
+    b = ModelBuilder()
+    b.add_builder(one_body(), label_prefix=None)
+    assert b.body_label == ["b"]
