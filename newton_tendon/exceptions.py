@@ -24,3 +24,10 @@ class UndeclaredAttributeError(ValueError, AttributeError):
     It is a :class:`ValueError`, as every bad builder argument here is, and an :class:`AttributeError`,
     the class newton raises for the same mistake.
     """
+
+
+class IndexTypeError(TypeError, ValueError):
+    """An entity index of the wrong type (a float, a bool, None where an int body index belongs).
+
+    A :class:`TypeError`, as our input rules say, and also a :class:`ValueError`, the class newton
+    raises for the same input ("body index"), so code written against either library catches it."""

@@ -347,9 +347,6 @@ def _body_slots(b, pairs: np.ndarray, contact_pair: np.ndarray):
 
 def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     """Build the Model; every check runs before any array is created."""
-    if requires_grad:
-        what = "the routed-tendon path is" if b.tendon_count else "the XPBD and VBD paths are"
-        raise ValueError(f"finalize: requires_grad=True is not supported: {what} not differentiable")
     world_count, body_world, shape_world, joint_world = _resolve_worlds(b)
     check_float32_range(b)
     mass, inertia, inv_mass, inv_inertia, moving = _mass_properties(b)
@@ -362,6 +359,9 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
 
     m = Model(device)
     dev = m.device
+    # Kept for the solvers, which are not differentiable and say so when built on such a model (as
+    # newton's tendon solvers do); eval_fk, eval_ik and the builder's data work without gradients.
+    m.requires_grad = bool(requires_grad)
 
     def arr(x, dtype, shape_n=None):
         a = np.asarray(

@@ -47,7 +47,8 @@ class Model:
         self.device = wp.get_device(device)
         """Warp device holding every array."""
         self.requires_grad = False
-        """Always False: the solvers are not differentiable."""
+        """What ``finalize(requires_grad=)`` was given. The arrays carry no gradients and the solvers,
+        which are not differentiable, raise NotImplementedError when built on a model with it set."""
         self.world_count = 0
         """Number of worlds, at least 1."""
         self.up_axis = Axis.Z

@@ -14,6 +14,7 @@ import numpy as np
 from .. import _hostmath as hm
 from .._float32 import check_range as check_float32_range
 from ..axis import Axis
+from ..exceptions import IndexTypeError
 
 _AXES = {"X": 0, "Y": 1, "Z": 2}
 """Axis letter -> coordinate index."""
@@ -83,7 +84,7 @@ def _xform(owner: str, name: str, value) -> tuple:
 
 def _index(owner: str, name: str, value, count: int, *, allow_world: bool) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{owner}: {name} must be an int body index, got {type(value).__name__}")
+        raise IndexTypeError(f"{owner}: {name} must be an int body index, got {type(value).__name__}")
     v = int(value)
     lo = -1 if allow_world else 0
     if v < lo or v >= count:

@@ -132,10 +132,11 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         self._bodies = body_model_struct(model)
         self._joints = joint_model_struct(model)
         self._tendons = tendon_model_struct(model)
-        if model.tendon_count and getattr(model, "requires_grad", False):
-            raise ValueError(
-                f"{type(self).__name__}: the model was built with requires_grad=True, but the routed-tendon path "
-                "is not differentiable; finalize without gradients"
+        if getattr(model, "requires_grad", False):
+            what = "the routed-tendon path is" if model.tendon_count else "its rigid-body and tendon paths are"
+            raise NotImplementedError(
+                f"{type(self).__name__}: the model was finalized with requires_grad=True, but {what} not "
+                "differentiable; finalize without gradients (newton's solvers raise this error too)"
             )
         self._multiplier_worlds = self._row_worlds()
         self._init_transmissions()

@@ -716,7 +716,6 @@ def test_model_builder_rejects_bad_arguments(kwargs, exc, regex):
 
 
 FINALIZE_CASES = [
-    pytest.param(base, {"requires_grad": True}, r"finalize: requires_grad=True is not supported", id="requires-grad"),
     pytest.param(
         loose_body_in_worlds,
         {},

@@ -488,13 +488,21 @@ def test_finalize_measures_negative_rest_lengths(device):
     assert m.tendon_guide_initial_active.numpy()[:6].tolist() == [1] * 6
 
 
-def test_finalize_rejects_requires_grad_with_tendons(device):
-    """The routed-tendon path is not differentiable: requires_grad=True raises a ValueError naming tendons."""
+def test_solvers_reject_a_requires_grad_model(device):
+    """Nothing here is differentiable. As in newton, finalize(requires_grad=True) builds the model (its
+    data and kinematics work) and the solvers refuse it with NotImplementedError naming the routed
+    tendons, before allocating anything."""
+    from newton_tendon.solvers import SolverVBD, SolverXPBD  # noqa: PLC0415
+
     b = ModelBuilder()
     body(b, (0.0, 0.0, 1.0))
     b.add_tendon([TendonGuide(body=-1, offset=(0.0, 0.0, 2.0)), TendonGuide(body=0)])
-    with pytest.raises(ValueError, match=r"requires_grad.*tendon"):
-        b.finalize(device=device, requires_grad=True)
+    b.color()
+    m = b.finalize(device=device, requires_grad=True)
+    assert m.requires_grad
+    for solver in (SolverXPBD, SolverVBD):
+        with pytest.raises(NotImplementedError, match=r"requires_grad=True.*routed-tendon path is not differentiable"):
+            solver(m)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -847,3 +855,22 @@ def test_color_separates_the_neighbours_of_a_dynamic_roller():
         body(b2, (float(i), 0.0, 1.0))
     b2.add_tendon([route[0], dataclasses.replace(route[1], dynamic=False), route[2]])
     assert b2.color() == 3
+
+
+@pytest.mark.parametrize("bad", [0.5, 1.0, None, True, "0"])
+def test_non_int_body_index_is_both_type_and_value_error(bad):
+    """A guide's or joint's body given as a float, None, a bool or a str: our rule says TypeError,
+    newton raises ValueError ("body index"); the error is both, so code written for either catches it,
+    and the builder is unchanged."""
+    from newton_tendon.exceptions import IndexTypeError  # noqa: PLC0415
+
+    b = ModelBuilder()
+    body(b, (0.0, 0.0, 1.0))
+    for call in (
+        lambda: b.add_tendon([TendonGuide(body=0), TendonGuide(body=bad)]),
+        lambda: b.add_joint_revolute(bad, 0),
+    ):
+        with pytest.raises(IndexTypeError, match="must be an int body index") as info:
+            call()
+        assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+    assert b.tendon_count == 0 and b.joint_count == 0
