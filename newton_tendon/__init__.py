@@ -18,11 +18,19 @@ from .io import load, save
 from .kinematics import eval_fk, eval_ik, eval_joint_coordinates
 from .model import Model, ModelFlags
 from .state import Control, State, StateFlags
-from .tendon import AttributeFrequency, CustomAttribute, TendonGuide, TendonGuideFlags, TendonGuideType
+from .tendon import (
+    AttributeAssignment,
+    AttributeFrequency,
+    CustomAttribute,
+    TendonGuide,
+    TendonGuideFlags,
+    TendonGuideType,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AttributeAssignment",
     "AttributeFrequency",
     "Axis",
     "CustomAttribute",

@@ -10,6 +10,22 @@ class NewtonDeprecationWarning(DeprecationWarning):
     """
 
 
+class BuilderStateError(ValueError, RuntimeError):
+    """A builder call made in the wrong state, e.g. ``begin_world`` inside an open world.
+
+    It is a :class:`ValueError`, as every bad builder call here is, and a :class:`RuntimeError`, the
+    class newton raises for the same misuse, so ``except RuntimeError`` written for newton still works.
+    """
+
+
+class UndeclaredAttributeError(ValueError, AttributeError):
+    """A value was authored for a custom attribute that was never declared with ``add_custom_attribute``.
+
+    It is a :class:`ValueError`, as every bad builder argument here is, and an :class:`AttributeError`,
+    the class newton raises for the same mistake.
+    """
+
+
 class IndexTypeError(TypeError, ValueError):
     """An entity index of the wrong type (a float, a bool, None where an int body index belongs).
 

@@ -15,7 +15,7 @@ from .axis import Axis
 from ._transmission_model import finalize_transmissions
 from .inertia import checked_inverse_mass_arrays, quat_to_matrix
 from .model import Model, body_model_struct, joint_model_struct, tendon_model_struct
-from .tendon import AttributeFrequency
+from .tendon import AttributeAssignment, AttributeFrequency
 
 
 def _resolve_worlds(b) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
@@ -30,12 +30,18 @@ def _resolve_worlds(b) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
         # Shapes on bodies follow their body; static world shapes keep their world (-1 = shared).
         shape_world = np.where(shape_body >= 0, 0, shape_world).astype(np.int32)
         return 1, body_world, shape_world, joint_world
-    loose = np.nonzero(body_world < 0)[0]
+    # A static body (mass 0, not kinematic) in world -1 is shared static geometry, as newton allows (its
+    # kernels clamp world -1 to 0 where a world is read); a moving one must belong to a world.
+    moving = (np.asarray(b.body_mass, dtype=np.float64) > 0.0) | (
+        (np.asarray(b.body_flags, dtype=np.int64) & T.BODY_KINEMATIC) != 0
+    )
+    loose = np.nonzero((body_world < 0) & moving.reshape(body_world.shape))[0]
     if loose.size:
         i = int(loose[0])
         raise ValueError(
-            f"finalize: body '{b.body_label[i]}' (index {i}) belongs to no world (-1) but the builder has "
-            f"{b.world_count} worlds; add bodies through add_world/replicate, or attach static geometry to body -1"
+            f"finalize: body '{b.body_label[i]}' (index {i}) moves but belongs to no world (-1) while the builder "
+            f"has {b.world_count} worlds; add bodies through add_world/replicate or begin_world, or attach static "
+            "geometry to body -1"
         )
     return b.world_count, body_world, shape_world, joint_world
 
@@ -535,10 +541,14 @@ def update_tendon_baseline(m: Model):
 
 
 def _custom_attributes(b, m: Model):
-    """One array per declared custom attribute, ``default`` where no value was authored."""
+    """One array per declared custom attribute, ``default`` where no value was authored; MODEL ones are
+    also reached as ``model.<name>`` / ``model.<namespace>.<name>`` (State/Control ones on each state
+    and control, see ``Model.state``)."""
     m.custom_attributes = {}
     m.custom_attribute_frequency = {}
-    for name, attr in b.custom_attributes.items():
+    m.custom_attribute_assignment = {}
+    m.custom_attribute_references = {}
+    for key, attr in b.custom_attributes.items():
         n = b._domain_count(AttributeFrequency(attr.frequency).domain)
         if attr.dtype == "vec3":
             values = np.tile(np.asarray(attr.default, dtype=np.float32), (n, 1))
@@ -546,7 +556,10 @@ def _custom_attributes(b, m: Model):
         else:
             values = np.full(n, attr.default, dtype=np.float32 if attr.dtype is float else np.int32)
             dtype = float if attr.dtype is float else wp.int32
-        for i, v in b.custom_attribute_values[name].items():
+        for i, v in b.custom_attribute_values[key].items():
             values[i] = v
-        m.custom_attributes[name] = wp.array(values, dtype=dtype, device=m.device)
-        m.custom_attribute_frequency[name] = AttributeFrequency(attr.frequency)
+        m.custom_attributes[key] = wp.array(values, dtype=dtype, device=m.device)
+        m.custom_attribute_frequency[key] = AttributeFrequency(attr.frequency)
+        m.custom_attribute_assignment[key] = AttributeAssignment(attr.assignment)
+        m.custom_attribute_references[key] = attr.references
+    m._attach_custom_attributes(m, AttributeAssignment.MODEL, "finalize")

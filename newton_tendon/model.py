@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 
 import numpy as np
@@ -13,6 +14,7 @@ from newton_tendon.kernels.routing import TendonModel
 
 from .axis import Axis
 from .state import Control, State
+from .tendon import AttributeAssignment, AttributeFrequency
 
 
 class ModelFlags(enum.IntFlag):
@@ -348,20 +350,183 @@ class Model:
         """Declared custom attributes: name -> Warp array with one value per entity of its frequency."""
         self.custom_attribute_frequency = {}
         """Declared custom attributes: name -> ``AttributeFrequency``."""
+        self.custom_attribute_assignment = {}
+        """Declared custom attributes: name -> ``AttributeAssignment`` (which object holds the array)."""
+        self.custom_attribute_references = {}
+        """Declared custom attributes: name -> the domain their int values index ("body", ...), or None."""
+
+    AttributeFrequency = AttributeFrequency
+    """newton's name for :class:`~newton_tendon.AttributeFrequency` (``Model.AttributeFrequency``)."""
+    AttributeAssignment = AttributeAssignment
+    """newton's name for :class:`~newton_tendon.AttributeAssignment` (``Model.AttributeAssignment``)."""
 
     def state(self) -> State:
-        """A new State holding copies of the initial body poses and velocities."""
-        return State(self)
+        """A new State holding copies of the initial body poses and velocities (and of each STATE
+        custom attribute's initial values)."""
+        s = State(self)
+        self._attach_custom_attributes(s, AttributeAssignment.STATE, "Model.state")
+        return s
 
     def control(self) -> Control:
-        """A new Control holding the default drive targets and zero joint forces."""
-        return Control(self)
+        """A new Control holding the default drive targets and zero joint forces (and each CONTROL
+        custom attribute's default values)."""
+        c = Control(self)
+        self._attach_custom_attributes(c, AttributeAssignment.CONTROL, "Model.control")
+        return c
+
+    def _attach_custom_attributes(self, target, assignment: AttributeAssignment, owner: str) -> None:
+        """Put the custom attributes of ``assignment`` on ``target`` (the model itself, or a new State
+        or Control, which get their own copies): ``target.<name>``, or ``target.<namespace>.<name>``.
+
+        The arrays live in ``vars(target)`` under their key (``"ns:name"`` for a namespaced one), so
+        ``State.assign``/``Control.assign``, which copy every array in ``vars``, copy them too."""
+        for key, arr in self.custom_attributes.items():
+            if self.custom_attribute_assignment.get(key, AttributeAssignment.MODEL) != assignment:
+                continue
+            ns, _, name = key.rpartition(":")
+            what = type(target).__name__
+            if ns:
+                space = vars(target).get(ns)
+                if space is None:
+                    if hasattr(target, ns):
+                        raise ValueError(f"{owner}: custom attribute namespace '{ns}' would hide {what}.{ns}")
+                    space = AttributeNamespace(target, ns)
+                    object.__setattr__(target, ns, space)
+                elif not isinstance(space, AttributeNamespace):
+                    raise ValueError(f"{owner}: custom attribute namespace '{ns}' would hide {what}.{ns}")
+            elif hasattr(target, name):
+                raise ValueError(
+                    f"{owner}: custom attribute '{name}' would hide {what}.{name}; rename it or give it a namespace"
+                )
+            vars(target)[key] = arr if target is self else wp.clone(arr)
+
+    def get_attribute_frequency(self, name: str) -> AttributeFrequency:
+        """The domain an array has one row per (newton's query): a custom attribute's frequency, or
+        the frequency of a built-in ``body_*``, ``shape_*``, ``joint_*`` or ``tendon_*`` array (the CSR
+        ``tendon_start`` counts as TENDON, as in newton). Raises KeyError for other names."""
+        if name in self.custom_attribute_frequency:
+            return self.custom_attribute_frequency[name]
+        arr = getattr(self, name, None)
+        if isinstance(arr, wp.array):
+            for prefix, freq in _BUILTIN_FREQUENCY_PREFIXES:
+                # Per-dof joint arrays and other same-prefix arrays of another length are not per entity.
+                if name.startswith(prefix) and arr.shape[0] - self._attribute_frequency_count(freq) in (0, 1):
+                    return freq
+        raise KeyError(f"Model.get_attribute_frequency: the frequency of '{name}' is not known")
+
+    def _attribute_frequency_count(self, frequency: AttributeFrequency) -> int:
+        """Rows of a frequency (newton's helper): ``body_count``, ``tendon_guide_count``, ..."""
+        return int(getattr(self, f"{AttributeFrequency(frequency).domain}_count"))
+
+    def _attribute_spec(self, name: str) -> AttributeSpec | None:
+        """Frequency, assignment and referenced domain of an array (newton's helper), or None."""
+        try:
+            freq = self.get_attribute_frequency(name)
+        except KeyError:
+            return None
+        ref = self.custom_attribute_references.get(name, _BUILTIN_REFERENCES.get(name))
+        return AttributeSpec(
+            frequency=freq,
+            assignment=self.custom_attribute_assignment.get(name, AttributeAssignment.MODEL),
+            references=None if ref is None else AttributeFrequency[ref.upper()],
+        )
+
+    @property
+    def body_color_groups(self) -> list[wp.array]:
+        """Bodies of each VBD colour (newton's name): one int32 array of body indices per colour, in
+        colour order, built from ``body_color``. Assigning a list of index arrays (or sequences) sets
+        ``body_color`` to match (bodies in no group get -1); SolverVBD reads it at construction."""
+        colours = self.body_color.numpy() if self.body_color is not None else np.zeros(0, dtype=np.int32)
+        return [
+            wp.array(np.nonzero(colours == c)[0].astype(np.int32), dtype=wp.int32, device=self.device)
+            for c in range(int(colours.max()) + 1 if colours.size else 0)
+        ]
+
+    @body_color_groups.setter
+    def body_color_groups(self, groups) -> None:
+        owner = "Model.body_color_groups"
+        if isinstance(groups, (str, bytes)) or not hasattr(groups, "__iter__"):
+            raise TypeError(f"{owner}: expected a list of body index arrays, got {type(groups).__name__}")
+        colours = np.full(self.body_count, -1, dtype=np.int32)
+        count = 0
+        for c, group in enumerate(groups):
+            members = group.numpy() if isinstance(group, wp.array) else np.asarray(group)
+            if members.size and not np.issubdtype(members.dtype, np.integer):
+                raise TypeError(f"{owner}: group {c} must hold int body indices, got {members.dtype}")
+            members = members.reshape(-1).astype(np.int64)
+            bad = members[(members < 0) | (members >= self.body_count)]
+            if bad.size:
+                raise ValueError(f"{owner}: group {c} has body index {int(bad[0])}, expected 0..{self.body_count - 1}")
+            twice = members[colours[members] >= 0]
+            if twice.size or np.unique(members).size != members.size:
+                b = int(twice[0]) if twice.size else int(members[np.argmax(np.bincount(members))])
+                raise ValueError(f"{owner}: body {b} is in more than one group; each body has one colour")
+            colours[members] = c
+            count = c + 1
+        self.body_color = wp.array(colours, dtype=wp.int32, device=self.device)
+        self.body_color_count = count
 
     def world_mask(self, worlds) -> wp.array:
         """An int32 mask array [world_count] with 1 for each world index in ``worlds``."""
         m = np.zeros(self.world_count, dtype=np.int32)
         m[np.asarray(list(worlds), dtype=np.int64)] = 1
         return wp.array(m, dtype=wp.int32, device=self.device)
+
+
+class AttributeNamespace:
+    """``owner.<namespace>``: the custom attributes declared with that namespace, as attributes.
+
+    The arrays live in ``vars(owner)`` under ``"<namespace>:<name>"``; this object reads and
+    replaces them there, so the owner's ``assign`` and this view always agree."""
+
+    def __init__(self, owner, namespace: str):
+        object.__setattr__(self, "_owner", owner)
+        object.__setattr__(self, "_namespace", namespace)
+
+    def __getattr__(self, name: str):
+        try:
+            return vars(self._owner)[f"{self._namespace}:{name}"]
+        except KeyError:
+            raise AttributeError(f"custom attribute namespace '{self._namespace}' has no attribute '{name}'") from None
+
+    def __setattr__(self, name: str, value) -> None:
+        key = f"{self._namespace}:{name}"
+        if key not in vars(self._owner):
+            raise AttributeError(f"custom attribute namespace '{self._namespace}' has no attribute '{name}'")
+        vars(self._owner)[key] = value
+
+    def __dir__(self):
+        prefix = f"{self._namespace}:"
+        return [k[len(prefix) :] for k in vars(self._owner) if k.startswith(prefix)]
+
+
+@dataclasses.dataclass(frozen=True)
+class AttributeSpec:
+    """What ``Model._attribute_spec`` reports about an array (newton's ``Model.AttributeSpec`` fields)."""
+
+    frequency: AttributeFrequency
+    assignment: AttributeAssignment = AttributeAssignment.MODEL
+    references: AttributeFrequency | None = None
+
+
+_BUILTIN_FREQUENCY_PREFIXES = (
+    ("tendon_guide_", AttributeFrequency.TENDON_GUIDE),
+    ("tendon_segment_", AttributeFrequency.TENDON_SEGMENT),
+    ("tendon_", AttributeFrequency.TENDON),
+    ("body_", AttributeFrequency.BODY),
+    ("shape_", AttributeFrequency.SHAPE),
+    ("joint_", AttributeFrequency.JOINT),
+)
+"""Built-in array name prefixes and their frequency, most specific first."""
+
+_BUILTIN_REFERENCES = {
+    "tendon_start": "tendon_guide",
+    "tendon_guide_body": "body",
+    "shape_body": "body",
+    "joint_parent": "body",
+    "joint_child": "body",
+}
+"""Built-in int arrays whose values index another domain."""
 
 
 def body_model_struct(m: Model) -> BodyModel:

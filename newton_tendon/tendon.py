@@ -41,19 +41,31 @@ class TendonGuideFlags(enum.IntFlag):
 
 
 class AttributeFrequency(enum.IntEnum):
-    """The domain a custom attribute has one value per."""
+    """The domain a custom attribute has one value per (newton's ``Model.AttributeFrequency``; the
+    numbers are newton's, so an int written for newton means the same domain here)."""
 
-    BODY = 0
-    SHAPE = 1
-    JOINT = 2
-    TENDON = 3
-    TENDON_GUIDE = 4
-    TENDON_SEGMENT = 5
+    JOINT = 1
+    BODY = 5
+    SHAPE = 6
+    TENDON = 20
+    TENDON_GUIDE = 21
+    TENDON_SEGMENT = 22
 
     @property
     def domain(self) -> str:
         """The entity domain's name ("body", "tendon_guide", ...), also used for attribute references."""
         return self.name.lower()
+
+
+class AttributeAssignment(enum.IntEnum):
+    """Which object holds a custom attribute's array (newton's ``Model.AttributeAssignment``)."""
+
+    MODEL = 0
+    """``model.<name>`` (or ``model.<namespace>.<name>``), and ``model.custom_attributes[key]``."""
+    STATE = 1
+    """Each ``model.state()`` gets its own copy, ``state.<name>``; ``State.assign`` copies it."""
+    CONTROL = 2
+    """Each ``model.control()`` gets its own copy, ``control.<name>``; ``Control.assign`` copies it."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,20 +116,44 @@ class CustomAttribute:
     """Declaration of a user attribute with one value per entity of ``frequency``.
 
     Args:
-        name: Attribute name; the finalized array is ``model.custom_attributes[name]``.
+        name: Attribute name, a Python identifier.
         frequency: ``AttributeFrequency`` of the values.
-        dtype: ``float`` (float32), ``int`` (int32) or ``"vec3"``.
-        default: Value of entities that do not author it.
+        dtype: ``float`` (float32), ``int`` (int32) or ``"vec3"``; newton's Warp dtypes ``wp.float32``,
+            ``wp.int32`` and ``wp.vec3`` mean the same.
+        default: Value of entities that do not author it (None: zero of the dtype).
         references: For int attributes, the domain the values index ("body", "shape", "joint",
-            "tendon", "tendon_guide", "tendon_segment"); such values are shifted when builders are
-            merged or replicated (negative values are kept: they mean "none").
+            "tendon", "tendon_guide", "tendon_segment", or the ``AttributeFrequency`` member); such
+            values are shifted when builders are merged or replicated, and body references follow
+            ``collapse_fixed_joints`` (negative values are kept: they mean "none").
+        assignment: ``AttributeAssignment``: the finalized array lives on the model (default), or a copy
+            on each State or Control.
+        namespace: Optional group name (an identifier): the attribute's key becomes
+            ``"<namespace>:<name>"`` (used in ``custom_attributes=`` dicts and
+            ``model.custom_attributes``) and it is reached as ``model.<namespace>.<name>``.
+        values: Values authored at declaration, {entity index: value} (newton's field). Builders keep
+            their own copy: ``builder.custom_attributes[key].values`` holds that builder's values.
     """
 
     name: str
     frequency: AttributeFrequency
     dtype: Any = float
-    default: Any = 0
+    default: Any = None
     references: str | None = None
+    assignment: AttributeAssignment = AttributeAssignment.MODEL
+    namespace: str | None = None
+    values: dict[int, Any] | None = field(default=None, hash=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        """The name builders and models index the attribute by: ``"<namespace>:<name>"`` or ``name``."""
+        return self.name if self.namespace is None else f"{self.namespace}:{self.name}"
 
 
-__all__ = ["AttributeFrequency", "CustomAttribute", "TendonGuide", "TendonGuideFlags", "TendonGuideType"]
+__all__ = [
+    "AttributeAssignment",
+    "AttributeFrequency",
+    "CustomAttribute",
+    "TendonGuide",
+    "TendonGuideFlags",
+    "TendonGuideType",
+]

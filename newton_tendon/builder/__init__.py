@@ -10,7 +10,9 @@ a :class:`~newton_tendon.Model` of Warp arrays.
 - ``routed_tendons``: cables routed through guides (``add_tendon``);
 - ``transmission_tendons``: spatial and fixed transmission tendons and their couplings;
 - ``custom_attributes``: user-declared per-entity attributes;
-- ``worlds``: merging builders (``add_builder``, ``add_world``, ``replicate``);
+- ``worlds``: authoring worlds (``begin_world``/``end_world``) and merging builders (``add_builder``,
+  ``add_world``, ``replicate``);
+- ``collapse``: merging bodies welded by fixed joints (``collapse_fixed_joints``);
 - ``colouring``: the body colouring SolverVBD uses (``color``);
 - ``model_builder``: the composed class, its importer entry points and ``finalize``.
 

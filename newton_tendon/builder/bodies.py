@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import warp as wp
 
 from newton_tendon.kernels import types as T
 
@@ -23,7 +24,9 @@ class BodyBuilder:
 
     def _init_bodies(self):
         # Bodies.
-        self.body_q: list[tuple] = []
+        # Poses are wp.transform values, as in newton, so code written for newton can pass them to Warp's
+        # builtins (wp.transform_point(builder.body_q[b], p)); they are float32, like the model's.
+        self.body_q: list[wp.transform] = []
         self.body_qd: list[tuple] = []
         self.body_mass: list[float] = []
         self.body_com: list[tuple] = []
@@ -106,7 +109,7 @@ class BodyBuilder:
         problem = float32_mass_problem(m, inertia_m, m > 0.0 and not is_kinematic)
         if problem is not None:
             raise ValueError(f"{owner}: {problem}")
-        self.body_q.append(xf)
+        self.body_q.append(wp.transform(*xf))
         self.body_qd.append(qd)
         self.body_mass.append(m)
         self.body_com.append(c)
@@ -142,7 +145,7 @@ class BodyBuilder:
             if not identity:
                 q = hm.transform_mul(xf, q)
                 qd = (*hm.quat_rotate(rot, qd[:3]), *hm.quat_rotate(rot, qd[3:]))
-            self.body_q.append(q)
+            self.body_q.append(wp.transform(*q))  # a new value: the two builders never share a pose
             self.body_qd.append(qd)
         self.body_mass.extend(other.body_mass)
         self.body_com.extend(other.body_com)

@@ -1,20 +1,30 @@
 """Custom attributes: declaring them, authoring per-entity values, and checking and merging those values.
 
-An attribute has a frequency (one value per body, shape, joint, tendon, guide, span, ...); the
-finalized model holds one array per attribute (``newton_tendon.finalize``).
+An attribute has a frequency (one value per body, shape, joint, tendon, guide, span, ...) and an
+assignment (its finalized array lives on the Model, or a copy on each State or Control; see
+``newton_tendon.finalize`` and ``Model.state``). newton's declaration, ``ModelBuilder.CustomAttribute``
+with ``Model.AttributeFrequency`` and ``Model.AttributeAssignment``, is the same class.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import numpy as np
+import warp as wp
 
-from ..tendon import AttributeFrequency, CustomAttribute
+from ..exceptions import UndeclaredAttributeError
+from ..tendon import AttributeAssignment, AttributeFrequency, CustomAttribute
 from ._checks import _index, _real, _vec3
 
 if TYPE_CHECKING:
     from .model_builder import ModelBuilder
+
+_DTYPES = {float: float, wp.float32: float, int: int, wp.int32: int, "vec3": "vec3", wp.vec3: "vec3"}
+"""Accepted ``CustomAttribute.dtype`` values -> the stored dtype (newton passes Warp dtypes)."""
+
+_ZERO = {float: 0.0, int: 0, "vec3": (0.0, 0.0, 0.0)}
 
 
 class CustomAttributeBuilder:
@@ -32,10 +42,13 @@ class CustomAttributeBuilder:
         return getattr(self, f"{domain}_count")
 
     def add_custom_attribute(self, attribute: CustomAttribute) -> None:
-        """Declare a custom attribute; values are authored later (for tendons through ``add_tendon``).
+        """Declare a custom attribute; values are authored later (for tendons through ``add_tendon``,
+        for any entity through ``set_custom_attribute``) or given in ``attribute.values``.
 
-        The finalized model holds one array per attribute in ``model.custom_attributes[name]``, with
-        one value per entity of the attribute's frequency (``default`` where none was authored).
+        The finalized model holds one array per attribute in ``model.custom_attributes[key]`` (``key``
+        is ``"<namespace>:<name>"`` or ``name``), with one value per entity of the attribute's
+        frequency (``default`` where none was authored); it is also reached as ``model.<name>`` or
+        ``model.<namespace>.<name>``, or on each State/Control for those assignments.
         """
         owner = "add_custom_attribute"
         if not isinstance(attribute, CustomAttribute):
@@ -45,28 +58,80 @@ class CustomAttributeBuilder:
             raise TypeError(f"{owner}: name must be a str, got {type(name).__name__}")
         if not name.isidentifier():
             raise ValueError(f"{owner}: name must be a Python identifier, got {name!r}")
-        if name in self.custom_attributes:
-            raise ValueError(f"{owner}: attribute '{name}' is already declared")
+        ns = attribute.namespace
+        if ns is not None:
+            if not isinstance(ns, str):
+                raise TypeError(f"{owner}: '{name}' namespace must be a str or None, got {type(ns).__name__}")
+            if not ns.isidentifier():
+                raise ValueError(f"{owner}: '{name}' namespace must be a Python identifier, got {ns!r}")
+        key = attribute.key
+        if key in self.custom_attributes:
+            raise ValueError(f"{owner}: attribute '{key}' is already declared")
         freq = attribute.frequency
         if isinstance(freq, (bool, np.bool_)) or not isinstance(freq, (int, np.integer)):
-            raise TypeError(f"{owner}: '{name}' frequency must be an AttributeFrequency, got {type(freq).__name__}")
+            raise TypeError(f"{owner}: '{key}' frequency must be an AttributeFrequency, got {type(freq).__name__}")
         try:
-            AttributeFrequency(freq)
+            freq = AttributeFrequency(freq)
         except ValueError:
-            raise ValueError(f"{owner}: '{name}' has unknown frequency {freq!r}") from None
-        if attribute.dtype not in (float, int, "vec3"):
-            raise TypeError(f"{owner}: '{name}' dtype must be float, int or 'vec3', got {attribute.dtype!r}")
-        if attribute.references is not None:
-            if attribute.dtype is not int:
-                raise TypeError(f"{owner}: '{name}' references {attribute.references!r} but its dtype is not int")
-            if attribute.references not in self._REFERENCE_DOMAINS:
+            raise ValueError(
+                f"{owner}: '{key}' has unknown frequency {freq!r}; supported: "
+                f"{', '.join(f.name for f in AttributeFrequency)}"
+            ) from None
+        assignment = attribute.assignment
+        if isinstance(assignment, (bool, np.bool_)) or not isinstance(assignment, (int, np.integer)):
+            raise TypeError(
+                f"{owner}: '{key}' assignment must be an AttributeAssignment, got {type(assignment).__name__}"
+            )
+        try:
+            assignment = AttributeAssignment(assignment)
+        except ValueError:
+            raise ValueError(
+                f"{owner}: '{key}' has unsupported assignment {assignment!r}; supported: "
+                f"{', '.join(a.name for a in AttributeAssignment)}"
+            ) from None
+        try:
+            dtype = _DTYPES.get(attribute.dtype)
+        except TypeError:  # an unhashable dtype
+            dtype = None
+        if dtype is None:
+            raise TypeError(
+                f"{owner}: '{key}' dtype must be float, int or 'vec3' (or wp.float32, wp.int32, wp.vec3), "
+                f"got {attribute.dtype!r}"
+            )
+        references = attribute.references
+        if references is not None:
+            if isinstance(references, AttributeFrequency):
+                references = references.domain
+            if dtype is not int:
+                raise TypeError(f"{owner}: '{key}' references {references!r} but its dtype is not int")
+            if references not in self._REFERENCE_DOMAINS:
                 raise ValueError(
-                    f"{owner}: '{name}' references unknown domain {attribute.references!r}; "
+                    f"{owner}: '{key}' references unknown domain {references!r}; "
                     f"expected one of {self._REFERENCE_DOMAINS}"
                 )
-        self._custom_value(f"{owner}('{name}')", attribute, attribute.default)
-        self.custom_attributes[name] = attribute
-        self.custom_attribute_values[name] = {}
+        default = _ZERO[dtype] if attribute.default is None else attribute.default
+        decl = dataclasses.replace(
+            attribute,
+            frequency=freq,
+            assignment=assignment,
+            dtype=dtype,
+            default=None,
+            references=references,
+            values={},
+        )
+        decl = dataclasses.replace(decl, default=self._custom_value(f"{owner}('{key}')", decl, default))
+        given = attribute.values
+        if given is not None and not isinstance(given, dict):
+            raise TypeError(
+                f"{owner}: '{key}' values must be a dict of entity index -> value, got {type(given).__name__}"
+            )
+        count = self._domain_count(freq.domain)
+        for i, v in (given or {}).items():
+            i = _index(f"{owner}('{key}') values", "index", i, count, allow_world=False)
+            decl.values[i] = self._custom_value(f"{owner}('{key}') values[{i}]", decl, v)
+        self.custom_attributes[key] = decl
+        # One dict, two names: builder.custom_attribute_values[key] is builder.custom_attributes[key].values.
+        self.custom_attribute_values[key] = decl.values
 
     @staticmethod
     def _custom_value(owner: str, attribute: CustomAttribute, value):
@@ -88,7 +153,10 @@ class CustomAttributeBuilder:
         for name, value in values.items():
             attr = self.custom_attributes.get(name)
             if attr is None:
-                raise ValueError(f"{owner}: custom attribute '{name}' is not declared; call add_custom_attribute first")
+                raise UndeclaredAttributeError(
+                    f"{owner}: custom attribute '{name}' is not declared (not defined in this builder); "
+                    "call add_custom_attribute first"
+                )
             if attr.frequency != frequency:
                 raise ValueError(
                     f"{owner}: custom attribute '{name}' has frequency {AttributeFrequency(attr.frequency).name}, "
@@ -104,7 +172,10 @@ class CustomAttributeBuilder:
             raise TypeError(f"{owner}: name must be a str, got {type(name).__name__}")
         attr = self.custom_attributes.get(name)
         if attr is None:
-            raise ValueError(f"{owner}: custom attribute '{name}' is not declared")
+            raise UndeclaredAttributeError(
+                f"{owner}: custom attribute '{name}' is not declared (not defined in this builder); "
+                "call add_custom_attribute first"
+            )
         count = self._domain_count(AttributeFrequency(attr.frequency).domain)
         i = _index(owner, "index", index, count, allow_world=False)
         self.custom_attribute_values[name][i] = self._custom_value(owner, attr, value)
@@ -113,8 +184,9 @@ class CustomAttributeBuilder:
         """Append ``other``'s custom-attribute values, shifting entity indices and integer references."""
         for name, attr in other.custom_attributes.items():
             if name not in self.custom_attributes:
-                self.custom_attributes[name] = attr
-                self.custom_attribute_values[name] = {}
+                mine = dataclasses.replace(attr, values={})
+                self.custom_attributes[name] = mine
+                self.custom_attribute_values[name] = mine.values
             base = offsets[AttributeFrequency(attr.frequency).domain]
             ref = offsets[attr.references] if attr.references else 0
             dst = self.custom_attribute_values[name]

@@ -10,8 +10,10 @@ import warp as wp
 
 from ..axis import Axis
 from ..finalize import finalize_model
+from ..tendon import CustomAttribute
 from ._checks import _flag, _real, _vec3
 from .bodies import BodyBuilder
+from .collapse import CollapseBuilder
 from .colouring import ColouringBuilder
 from .custom_attributes import CustomAttributeBuilder
 from .joints import JointBuilder
@@ -29,6 +31,7 @@ class ModelBuilder(
     TransmissionBuilder,
     CustomAttributeBuilder,
     WorldBuilder,
+    CollapseBuilder,
     ColouringBuilder,
 ):
     """Collects a scene and turns it into a :class:`Model` with :meth:`finalize`.
@@ -46,6 +49,9 @@ class ModelBuilder(
     the ground plane) are shared by all worlds.
     """
 
+    CustomAttribute = CustomAttribute
+    """newton's name for :class:`~newton_tendon.CustomAttribute` (``ModelBuilder.CustomAttribute``)."""
+
     def __init__(self, up_axis: Axis | str | int = Axis.Z, gravity=-9.81):
         self.up_axis = Axis.from_any(up_axis, "ModelBuilder: up_axis")
         """The up axis, an :class:`Axis`."""
@@ -58,7 +64,9 @@ class ModelBuilder(
         else:
             self.gravity = _vec3("ModelBuilder", "gravity", gravity)
         self.current_world = -1
+        """The world that entities added next belong to (-1: shared by all worlds); see ``begin_world``."""
         self.world_count = 0
+        """Number of worlds."""
         self.rigid_contact_margin = 0.01
         """Distance [m] below which shape pairs generate contact candidates."""
         # Entity storage, in this order: finalize's float32 check walks ``vars(self)`` and reports the

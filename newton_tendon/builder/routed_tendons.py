@@ -81,15 +81,19 @@ class RoutedTendonBuilder:
             if not isinstance(g, TendonGuide):
                 raise TypeError(f"{go} must be a TendonGuide, got {type(g).__name__}")
             body = _index(go, "body", g.body, self.body_count, allow_world=True)
-            if body >= 0:
-                w = self.body_world[body]
-                if world is None:
-                    world = w
-                elif w != world:
-                    raise ValueError(
-                        f"{go}: body {body} is in world {w} but earlier guides are in world {world}; "
-                        "all guides of a tendon must be in one world"
-                    )
+            # A world guide (body -1) belongs to the world being authored (newton's rule).
+            w = self.body_world[body] if body >= 0 else self.current_world
+            where = (
+                f"body {body} is in world {w}" if body >= 0 else f"a world guide (body -1) is in the current world {w}"
+            )
+            if world is None:
+                world = w
+            elif w != world:
+                raise ValueError(
+                    f"{go}: {where} but earlier guides are in world {world}; all guides of a tendon must "
+                    "be in the same world (add a tendon with world guides between begin_world() and "
+                    "end_world() of its bodies' world)"
+                )
             if isinstance(g.guide_type, (bool, np.bool_)) or not isinstance(g.guide_type, (int, np.integer)):
                 raise TypeError(f"{go}: guide_type must be a TendonGuideType, got {type(g.guide_type).__name__}")
             try:

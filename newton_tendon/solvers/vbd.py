@@ -306,8 +306,10 @@ class SolverVBD(SolverBase):
                     dup = on_route[c == c[np.argmax(np.bincount(c))]]
                     raise ValueError(
                         f"SolverVBD: bodies {int(dup[0])} and {int(dup[1])} on tendon {t} share colour "
-                        f"{int(colours[dup[0]])}; the moving bodies of one routed cable need distinct colours "
-                        "(a colouring from before that rule, e.g. in a saved scene): call builder.color() again"
+                        f"{int(colours[dup[0]])}, so the colouring does not separate tendon segment endpoints; the "
+                        "moving bodies of one routed cable need distinct colours (a colouring from before that "
+                        "rule, e.g. in a saved scene, or a hand-set Model.body_color_groups): call builder.color() "
+                        "again"
                     )
         groups = []
         for c in range(int(colours.max()) + 1 if colours.size else 0):

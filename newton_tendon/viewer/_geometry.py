@@ -25,6 +25,7 @@ import numpy as np
 import warp as wp
 
 from newton_tendon.kernels.types import GUIDE_ROLLER
+from newton_tendon.tendon import AttributeFrequency
 
 DEFAULT_CABLE_WIDTH = 0.005
 """Drawing radius [m] of routed cables without a ``tendon_width`` custom attribute."""
@@ -343,7 +344,7 @@ class SceneGeometry:
         width = np.full(m.tendon_count, DEFAULT_CABLE_WIDTH)
         arr = m.custom_attributes.get(CABLE_WIDTH_ATTRIBUTE)
         freq = m.custom_attribute_frequency.get(CABLE_WIDTH_ATTRIBUTE)
-        if arr is not None and freq is not None and int(freq) == 3 and m.tendon_count:  # AttributeFrequency.TENDON
+        if arr is not None and freq == AttributeFrequency.TENDON and m.tendon_count:
             v = np.asarray(arr.numpy(), dtype=np.float64).reshape(m.tendon_count, -1)[:, 0]
             width = np.where(np.isfinite(v) & (v > 0.0), v, DEFAULT_CABLE_WIDTH)
         return width

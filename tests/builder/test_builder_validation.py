@@ -717,7 +717,10 @@ def test_model_builder_rejects_bad_arguments(kwargs, exc, regex):
 
 FINALIZE_CASES = [
     pytest.param(
-        loose_body_in_worlds, {}, r"finalize: body 'loose' \(index 2\) belongs to no world", id="body-without-world"
+        loose_body_in_worlds,
+        {},
+        r"finalize: body 'loose' \(index 2\) moves but belongs to no world",
+        id="body-without-world",
     ),
     pytest.param(
         cylinder_vs_box, {}, r"finalize: shapes 'box' \(box\) and 'cyl' \(cylinder\) .*not supported", id="cylinder-box"

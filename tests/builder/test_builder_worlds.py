@@ -83,8 +83,9 @@ def test_add_world_places_bodies_static_shapes_and_world_joints():
     r = rotmat(q)
     close(b.body_q[0][:3], np.array([1.0, 2.0, 3.0]) + r @ np.array([1.0, 0.0, 0.0]))
     close(b.body_q[1][:3], np.array([1.0, 2.0, 3.0]) + r @ np.array([1.0, 0.0, -1.0]))
-    assert same_rotation(b.body_q[0][3:], q)
-    assert same_rotation(b.body_q[1][3:], qmul(q, quat((1, 0, 0), 0.3)))
+    # Body poses are float32 wp.transform values (newton's convention): 2 ulp of a unit quaternion.
+    assert same_rotation(b.body_q[0][3:], q, tol=1.2e-7)
+    assert same_rotation(b.body_q[1][3:], qmul(q, quat((1, 0, 0), 0.3)), tol=1.2e-7)
     close(b.body_qd[0], [0.0, 1.0, 0.0, 0.0, 0.0, 2.0])
     close(b.body_qd[1], np.zeros(6))
     # shapes on bodies stay relative to their body; static shapes are placed

@@ -331,19 +331,27 @@ row("custom-attribute-name-taken", ca(name="m"), ValueError, CA, "m")
 row("custom-attribute-frequency-type-none", ca(frequency=None), TypeError, CA, "frequency")
 row("custom-attribute-frequency-type-bool", ca(frequency=True), TypeError, CA, "frequency")
 row("custom-attribute-frequency-type-float", ca(frequency=1.0), TypeError, CA, "frequency")
-row("custom-attribute-frequency-oob", ca(frequency=len(AttributeFrequency)), ValueError, CA, "frequency")
+row("custom-attribute-frequency-oob", ca(frequency=99), ValueError, CA, "frequency")
 row("custom-attribute-dtype-type-str", ca(dtype="float"), TypeError, CA, "dtype")
+row("custom-attribute-dtype-unhashable", ca(dtype=[float]), TypeError, CA, "dtype")
+row("custom-attribute-namespace-type-int", ca(namespace=3), TypeError, CA, "namespace")
+row("custom-attribute-namespace-not-identifier", ca(namespace="a b"), ValueError, CA, "namespace")
+row("custom-attribute-assignment-oob", ca(assignment=7), ValueError, CA, "assignment")
+row("custom-attribute-assignment-type-str", ca(assignment="state"), TypeError, CA, "assignment")
+row("custom-attribute-values-type-list", ca(values=[1.0]), TypeError, CA, "values")
+row("custom-attribute-values-index-oob", ca(values={5: 1.0}), ValueError, CA, "index")
+row("custom-attribute-values-value-str", ca(values={0: "a"}), TypeError, CA, "x")
 row("custom-attribute-references-unknown", ca(dtype=int, references="bodies"), ValueError, CA, "references")
 row("custom-attribute-references-float", ca(dtype=float, references="body"), TypeError, CA, "references")
 # Default values: the message names the attribute ('x').
 for tag, kw, exc in (
     ("float-type-str", dict(dtype=float, default="0"), TypeError),
-    ("float-type-none", dict(dtype=float, default=None), TypeError),
+    ("float-type-list", dict(dtype=float, default=[0.0]), TypeError),
     ("float-nan", dict(dtype=float, default=NAN), ValueError),
     ("float-inf", dict(dtype=float, default=INF), ValueError),
     ("int-type-float", dict(dtype=int, default=0.5), TypeError),
     ("int-type-bool", dict(dtype=int, default=False), TypeError),
-    ("vec3-type-none", dict(dtype="vec3", default=None), TypeError),
+    ("vec3-type-float", dict(dtype="vec3", default=1.0), TypeError),
     ("vec3-empty", dict(dtype="vec3", default=()), ValueError),
     ("vec3-inf", dict(dtype="vec3", default=(0.0, INF, 0.0)), ValueError),
 ):
@@ -401,7 +409,8 @@ for tag, v in (("type-str", "b"), ("type-none", None)):
 xforms("add-builder", AB, "xform", lambda b, v: b.add_builder(small(), xform=v))
 for tag, v in (("type-str", "0"), ("type-float", 0.0)):
     row(f"add-builder-world-{tag}", lambda b, v=v: b.add_builder(small(), world=v), TypeError, AB, "world")
-for tag, v in (("type-int", 5), ("type-none", None), ("type-bytes", b"w/")):
+# label_prefix=None is newton's default (no prefix), so it is accepted.
+for tag, v in (("type-int", 5), ("type-bytes", b"w/")):
     row(f"add-builder-label_prefix-{tag}", lambda b, v=v: b.add_builder(small(), label_prefix=v), TypeError, AB,
         "label_prefix")  # fmt: skip
 
@@ -618,13 +627,11 @@ def scene_with(edit: Callable) -> Callable:
     return make
 
 
-def far_world() -> ModelBuilder:
-    """A body at x = 3e38 added 3e38 further by add_builder: each value fits float32, the sum (6e38) does not."""
-    b = scene()
+def far_body() -> ModelBuilder:
+    """A body at x = 3e38: the value fits float32."""
     far = ModelBuilder()
     far.add_body(xform=(3e38, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=np.eye(3), label="far")
-    b.add_builder(far, xform=(3e38, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
-    return b
+    return far
 
 
 FIN = r"finalize"
@@ -632,8 +639,10 @@ row("f32-finalize-edited-mass", lambda b: b.finalize(), ValueError, FIN + r": bo
     make=scene_with(lambda b: b.body_mass.__setitem__(1, 1e-40)))  # fmt: skip
 row("f32-finalize-edited-gravity", lambda b: b.finalize(), ValueError, FIN, "gravity",
     make=scene_with(lambda b: setattr(b, "gravity", (0.0, 0.0, -BIG))))  # fmt: skip
-row("f32-finalize-summed-position", lambda b: b.finalize(), ValueError, FIN + r": body 'far' \(index 3\)", "body_q",
-    make=far_world)  # fmt: skip
+# Added 3e38 further by add_builder, the sum (6e38) does not fit; body poses are float32 wp.transform values, so
+# add_builder checks the placed pose before it stores it.
+row("f32-add-builder-summed-position", lambda b: b.add_builder(far_body(), xform=(3e38, 0, 0, 0, 0, 0, 1)), ValueError,
+    r"add_builder: body 'far' \(index 3\)", "placed position")  # fmt: skip
 row("f32-finalize-transmission-stiffness", lambda b: b.finalize(), ValueError,
     FIN + r": transmission tendon 'sp' \(index 1\)", "stiffness",
     make=scene_with(lambda b: b.transmission_properties[1].update(stiffness=BIG)))  # fmt: skip

@@ -187,9 +187,18 @@ CASES = [
         "bodies-of-two-worlds",
         ValueError,
         2,
-        r"world",
+        r"same world",
         make=two_worlds,
-        route=[TendonGuide(body=0), TendonGuide(body=-1), TendonGuide(body=2)],
+        route=[TendonGuide(body=0), TendonGuide(body=1), TendonGuide(body=2)],
+    ),
+    # A world guide belongs to the world being authored (newton's rule): world -1 here, not body 0's world.
+    case(
+        "world-guide-outside-its-bodies-world",
+        ValueError,
+        1,
+        r"world guide \(body -1\) is in the current world -1.*same world",
+        make=two_worlds,
+        route=[TendonGuide(body=0), TendonGuide(body=-1), TendonGuide(body=1)],
     ),
     # Guide type and orientation.
     case("type-unknown-7", ValueError, 2, r"guide_type", route=route_with(**g(2, guide_type=7))),
@@ -366,13 +375,15 @@ def test_valid_routes_store_guides_segments_and_labels():
 
 
 def test_tendon_world_follows_its_bodies():
-    """A tendon's world is its bodies' world; a world-only route takes the current world."""
+    """A tendon's world is its bodies' world; a world guide and a world-only route take the current world."""
     b = two_worlds()
-    assert b.add_tendon([TendonGuide(body=-1), TendonGuide(body=2), TendonGuide(body=3)]) == 0
+    assert b.add_tendon([TendonGuide(body=2), TendonGuide(body=3)]) == 0
+    b.current_world = 0
     assert b.add_tendon([TendonGuide(body=1), TendonGuide(body=-1)]) == 1
     b.current_world = 1
     b.add_tendon([TendonGuide(body=-1), TendonGuide(body=-1, offset=(0.0, 1.0, 0.0))])
-    assert b.tendon_world == [1, 0, 1]
+    b.add_tendon([TendonGuide(body=-1), TendonGuide(body=2), TendonGuide(body=3)])
+    assert b.tendon_world == [1, 0, 1, 1]
 
 
 # ---------------------------------------------------------------------------------------------------------------

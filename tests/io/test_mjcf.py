@@ -377,9 +377,11 @@ def test_poses_and_mass_match_mujoco(name):
     mujoco.mj_forward(mj, data)
     for body_name, k in info.bodies.items():
         pose, i = mj_body_pose(mj, data, body_name)
-        ours = np.asarray(b.body_q[k])
-        np.testing.assert_allclose(ours[:3], pose[:3], atol=1e-9, err_msg=body_name)
-        assert abs(abs(float(ours[3:] @ pose[3:])) - 1.0) < 1e-9, body_name
+        # Builder poses are float32 wp.transform values (newton's convention): compare to float32 resolution
+        # (2 ulp of a unit quaternion, 1.2e-7; positions here are <= a few m, ulp <= 5e-7).
+        ours = np.asarray(b.body_q[k], dtype=np.float64)
+        np.testing.assert_allclose(ours[:3], pose[:3], rtol=2.4e-7, atol=1e-9, err_msg=body_name)
+        assert abs(abs(float(ours[3:] @ pose[3:])) - 1.0) < 1.2e-7, body_name
         assert b.body_mass[k] == pytest.approx(mj.body_mass[i], rel=1e-9), body_name
         np.testing.assert_allclose(b.body_com[k], mj.body_ipos[i], atol=1e-9, err_msg=body_name)
         r = hm.quat_rotate  # inertia about the COM in body axes, from MuJoCo's principal frame

@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+import warp as wp
 
 from newton_tendon._transmission_builder import (
     TRANSMISSION_PROPERTIES,
@@ -16,10 +17,17 @@ from newton_tendon._transmission_builder import (
 )
 from newton_tendon.builder import ModelBuilder
 from newton_tendon.kernels import types as T
-from newton_tendon.tendon import AttributeFrequency, CustomAttribute, TendonGuideFlags, TendonGuideType
+from newton_tendon.tendon import (
+    AttributeAssignment,
+    AttributeFrequency,
+    CustomAttribute,
+    TendonGuideFlags,
+    TendonGuideType,
+)
 from newton_tendon.transmission import WRAP_KINDS, TendonPulley, TendonSite, TendonWrap, flatten_spatial_path
 
 from .schema import (
+    _ASSIGNMENTS,
     _BODY_FLAGS,
     _DTYPES,
     _ELEMENT_TYPES,
@@ -146,7 +154,7 @@ def _read_bodies(v, p: str, b: ModelBuilder):
         flags = f("flags", _flags, _BODY_FLAGS)
         lock = f("lock_inertia", _bool)
         f.done()
-        b.body_q.append(xform)
+        b.body_q.append(wp.transform(*xform))
         b.body_qd.append(velocity)
         b.body_mass.append(mass)
         b.body_com.append(com)
@@ -624,8 +632,18 @@ def _read_custom_declarations(v, p: str, b: ModelBuilder) -> Callable[[], None]:
         name = f("name", _str)
         if not name.isidentifier():
             raise ValueError(f"{f.path}.name: must be a Python identifier, got {name!r}")
-        if name in b.custom_attributes:
-            raise ValueError(f"{f.path}.name: attribute {name!r} is declared twice")
+        # namespace and assignment are optional: documents written before they existed have neither.
+        namespace = f("namespace", lambda s, sp: None if s is None else _str(s, sp)) if f.has("namespace") else None
+        if namespace is not None and not namespace.isidentifier():
+            raise ValueError(f"{f.path}.namespace: must be a Python identifier or null, got {namespace!r}")
+        assignment = (
+            AttributeAssignment(f("assignment", _enum, _ASSIGNMENTS))
+            if f.has("assignment")
+            else AttributeAssignment.MODEL
+        )
+        key = name if namespace is None else f"{namespace}:{name}"
+        if key in b.custom_attributes:
+            raise ValueError(f"{f.path}.name: attribute {key!r} is declared twice")
         frequency = AttributeFrequency(f("frequency", _enum, _FREQUENCIES))
         dtype = _DTYPES[_str_choice(f, "dtype", tuple(_DTYPES))]
         default = f("default", _attr_json_value, dtype)
@@ -640,16 +658,25 @@ def _read_custom_declarations(v, p: str, b: ModelBuilder) -> Callable[[], None]:
                 )
         values = f("values", _array)
         f.done()
-        attr = CustomAttribute(name=name, frequency=frequency, dtype=dtype, default=default, references=references)
+        attr = CustomAttribute(
+            name=name,
+            frequency=frequency,
+            dtype=dtype,
+            default=default,
+            references=references,
+            namespace=namespace,
+            assignment=assignment,
+            values={},
+        )
         ModelBuilder._custom_value(f"{f.path}.default", attr, default)
-        b.custom_attributes[name] = attr
-        b.custom_attribute_values[name] = {}
+        b.custom_attributes[key] = attr
+        b.custom_attribute_values[key] = attr.values
         pending.append((f.path, attr, values))
 
     def read_values():
         for path, attr, values in pending:
             count = b._domain_count(AttributeFrequency(attr.frequency).domain)
-            out = b.custom_attribute_values[attr.name]
+            out = b.custom_attribute_values[attr.key]
             for k, item in enumerate(values):
                 q = f"{path}.values[{k}]"
                 pair = _array(item, q, 2)

@@ -9,7 +9,7 @@ import math
 from newton_tendon._transmission_builder import TRANSMISSION_FIXED, TRANSMISSION_SPATIAL
 from newton_tendon.kernels import types as T
 from newton_tendon.kernels.spatial import SPATIAL_PULLEY, SPATIAL_SITE
-from newton_tendon.tendon import AttributeFrequency, TendonGuideFlags, TendonGuideType
+from newton_tendon.tendon import AttributeAssignment, AttributeFrequency, TendonGuideFlags, TendonGuideType
 from newton_tendon.transmission import WRAP_KINDS
 
 FORMAT_NAME = "newton_tendon"
@@ -155,3 +155,4 @@ _ELEMENT_TYPES[int(SPATIAL_PULLEY)] = "pulley"
 _DTYPES = {"float": float, "int": int, "vec3": "vec3"}
 _INF_STRINGS = {"inf": math.inf, "-inf": -math.inf}
 _FREQUENCIES = {int(f): f.domain for f in AttributeFrequency}
+_ASSIGNMENTS = {int(a): a.name.lower() for a in AttributeAssignment}

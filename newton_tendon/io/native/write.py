@@ -15,7 +15,7 @@ import numpy as np
 from newton_tendon.axis import Axis
 from newton_tendon.builder import ModelBuilder
 from newton_tendon.kernels import types as T
-from newton_tendon.tendon import AttributeFrequency
+from newton_tendon.tendon import AttributeAssignment, AttributeFrequency
 from newton_tendon.transmission import SPATIAL_PATH_KEYS, WRAP_KINDS
 
 from .read import from_dict
@@ -216,7 +216,9 @@ def to_dict(builder: ModelBuilder) -> dict:
         dtype = {float: "float", int: "int"}.get(attr.dtype, "vec3" if attr.dtype == "vec3" else repr(attr.dtype))
         attrs.append(
             {
-                "name": name,
+                "name": attr.name,
+                "namespace": attr.namespace,
+                "assignment": AttributeAssignment(attr.assignment).name.lower(),
                 "frequency": AttributeFrequency(attr.frequency).domain,
                 "dtype": dtype,
                 "default": _attr_value(dtype, attr.default),
