@@ -117,8 +117,6 @@ class RoutedTendonLaunchers:
         work.run_end = wp.zeros(ns, dtype=wp.int32, device=dev)
         work.run_scale = wp.zeros(ns, dtype=float, device=dev)
         work.run_skip = wp.zeros(ns, dtype=wp.int32, device=dev)
-        work.run_taut = wp.zeros(ns, dtype=float, device=dev)
-        work.run_slack = wp.zeros(ns, dtype=float, device=dev)
         work.wrap_error = self.tendon_guide_wrap_error
         work.winch_force = wp.zeros(ng, dtype=float, device=dev)
         self._tendon_work = work

@@ -60,38 +60,6 @@ def predict_span(tm: TendonModel, s: int, bypass: bool, cval: float, w: float, d
     return comp
 
 
-@wp.func
-def run_slack_share(first: int, w_run: int, work: TendonWork):
-    """Whether run ``first`` shares as a slack run (``frictionless_runs``): its mean tension is not
-    positive and no force winch sets it."""
-    return first != w_run and work.run_num[first] <= 0.0
-
-
-@wp.func
-def run_member_transfer(
-    s: int,
-    first: int,
-    w_run: int,
-    lam_hat: wp.array(dtype=float),
-    stiff: wp.array(dtype=float),
-    work: TendonWork,
-):
-    """Material [m] span ``s`` of run ``first`` takes in 3a (before the floor scaling). A run with a
-    positive mean tension T = sum(lam_hat/k) / sum(1/k) shares it: (lam_hat - T)/k. A slack run
-    (``run_slack_share``): a taut member takes its excess lam_hat/k, a slack one gives
-    E (-lam_hat/k) / S of the run's taut excess E = sum of the positive lam_hat/k, S the sum of the
-    slack -lam_hat/k (E <= S, since the mean is not positive). Both conserve the run's material."""
-    e = lam_hat[s] / stiff[s]
-    if not run_slack_share(first, w_run, work):
-        return (lam_hat[s] - work.run_num[first] / work.run_flex[first]) / stiff[s]
-    if e > 0.0:
-        return e
-    slack = work.run_slack[first]
-    if slack <= 0.0:
-        return 0.0
-    return work.run_taut[first] * e / slack
-
-
 @wp.func(inline=True)
 def capstan_ratios(
     tm: TendonModel,
@@ -235,28 +203,6 @@ def frictionless_runs(
                 w_run = -1
             else:
                 run_num[w_run] = w_target * run_flex[w_run]
-    #     A run whose shared tension would not be positive is slack: no tension pulls cable through
-    #     its guides except the taut members' own. Each taut member takes just its excess (down to
-    #     zero tension), from the slack members in proportion to their slack; a run with no taut
-    #     member moves nothing. Sharing the mean instead repartitioned slack between spans that no
-    #     force acts on (two slack spans over a frictionless pinhole traded 0.5 m of cable in one
-    #     step; newton's test_slack_pinhole_does_not_redistribute).
-    for g in range(g0 + 1, g1):
-        if active[g] != 0:
-            s = seg_index(t, g)
-            work.run_taut[run_first[s]] = 0.0
-            work.run_slack[run_first[s]] = 0.0
-    for g in range(g0 + 1, g1):
-        if active[g] == 0:
-            continue
-        s = seg_index(t, g)
-        first = run_first[s]
-        if run_skip[s] == 0 and run_flex[first] > RIGID_FLEX:
-            e = lam_hat[s] / stiff[s]
-            if e > 0.0:
-                work.run_taut[first] = work.run_taut[first] + e
-            else:
-                work.run_slack[first] = work.run_slack[first] - e
     #     If a span would drop below the rest-length floor, the whole redistribution of its run
     #     is scaled down (never clamped per span), so the run's material is conserved exactly.
     for g in range(g0 + 1, g1):
@@ -265,7 +211,7 @@ def frictionless_runs(
         s = seg_index(t, g)
         first = run_first[s]
         if run_skip[s] == 0 and run_flex[first] > RIGID_FLEX:
-            dl = run_member_transfer(s, first, w_run, lam_hat, stiff, work)
+            dl = (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
             if dl < 0.0 and rest[s] + dl < REST_LENGTH_FLOOR:
                 run_scale[first] = wp.min(run_scale[first], wp.max((REST_LENGTH_FLOOR - rest[s]) / dl, 0.0))
     for g in range(g0 + 1, g1):
@@ -296,11 +242,9 @@ def frictionless_runs(
             # A run of one span has nothing to share: (lam_hat/k)/(1/k) - lam_hat is rounding noise
             # of one sign, which the compensated material would accumulate into a drift.
             continue
-        dl = run_scale[first] * run_member_transfer(s, first, w_run, lam_hat, stiff, work)
+        dl = run_scale[first] * (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
         add_material(hist, s, dl)
         lam_hat[s] = lam_hat[s] - stiff[s] * dl
-        if run_slack_share(first, w_run, work):
-            continue
         if stiff[s] * RIGID_FLEX > 1.0 and (run_scale[first] == 1.0 or world_span(tm, left_guide(g, active), g)):
             # A rigid member (its ends cannot move it apart: stiff up to 1/DENOM_FLOOR) takes the
             # run's tension exactly. Its prediction is a float32 stretch of ~1e-8 m over that floor,

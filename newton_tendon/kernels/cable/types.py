@@ -48,8 +48,6 @@ class TendonWork:
     run_end: wp.array(dtype=wp.int32)
     run_scale: wp.array(dtype=float)
     run_skip: wp.array(dtype=wp.int32)
-    run_taut: wp.array(dtype=float)
-    run_slack: wp.array(dtype=float)
     wrap_error: wp.array(dtype=wp.int32)
     winch_force: wp.array(dtype=float)
 
