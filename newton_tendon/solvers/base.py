@@ -155,7 +155,7 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         kernels and the rigid ones (measured on 2 cores, pulley, VBD: rigid and the sweep first
         made the load take 20 s instead of 13 s)."""
         m = self.model
-        if m.body_count == 0:
+        if m.body_count == 0 and m.tendon_count == 0:
             return []
         tendon_pass, own = self._solver_step_kernels()
         kernels = list(tendon_pass)

@@ -330,7 +330,7 @@ class SolverVBD(SolverBase):
             raise ValueError(
                 f"SolverVBD.step: contacts has capacity {contacts.capacity}, the model needs {m.contact_capacity}"
             )
-        if m.body_count == 0:
+        if m.body_count == 0 and m.tendon_count == 0:
             return
         dev = self.device
         self._bind_multipliers(state_in, state_out)

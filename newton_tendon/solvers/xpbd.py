@@ -91,7 +91,7 @@ class SolverXPBD(SolverBase):
                 f"SolverXPBD.step: contacts has capacity {contacts.capacity}, the model needs "
                 f"{self.model.contact_capacity}"
             )
-        if self.model.body_count == 0:
+        if self.model.body_count == 0 and self.model.tendon_count == 0:
             return
         self._predict(state_in, state_out, control, dt)
         self._begin_tendon_step(state_in, state_out, control)
