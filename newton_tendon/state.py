@@ -121,6 +121,16 @@ class State:
         self.tendon_history.seeded = self.tendon_seeded
         self.tendon_history.winch = self.tendon_guide_winch_paid
 
+    @property
+    def tendon_segment_attachment_l_local(self) -> wp.array:
+        """newton's name of :attr:`tendon_segment_attachment_local_l` (the same array)."""
+        return self.tendon_segment_attachment_local_l
+
+    @property
+    def tendon_segment_attachment_r_local(self) -> wp.array:
+        """newton's name of :attr:`tendon_segment_attachment_local_r` (the same array)."""
+        return self.tendon_segment_attachment_local_r
+
     def clear_forces(self):
         """Zero the external forces ``body_f`` (graph-capturable)."""
         self.body_f.zero_()

@@ -75,3 +75,16 @@ def test_dynamic_roller_engages_on_the_first_step_of_a_moved_fresh_state(device,
     solver.reset(a)
     assert not a.tendon_guide_active.numpy()[1]
     assert float(np.sum(a.tendon_segment_rest_length.numpy())) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_state_has_newtons_names_for_the_material_points(device):
+    """State.tendon_segment_attachment_l_local / _r_local (newton's names) are our
+    tendon_segment_attachment_local_l / _r arrays themselves, and assign() copies them once."""
+    model = _world_roller_scene().finalize(device)
+    s = model.state()
+    assert s.tendon_segment_attachment_l_local is s.tendon_segment_attachment_local_l
+    assert s.tendon_segment_attachment_r_local is s.tendon_segment_attachment_local_r
+    other = model.state()
+    other.tendon_segment_attachment_local_l.fill_(2.0)
+    s.assign(other)
+    np.testing.assert_array_equal(s.tendon_segment_attachment_l_local.numpy(), 2.0)
