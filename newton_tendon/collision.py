@@ -86,6 +86,8 @@ class CollisionPipeline:
                 m.shape_scale,
                 m.shape_mu,
                 m.shape_restitution,
+                m.shape_margin,
+                m.shape_gap,
                 m.shape_contact_pairs,
                 m.contact_pair,
                 m.contact_sub,
