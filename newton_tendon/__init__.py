@@ -11,13 +11,13 @@ from . import (
     viewer,
 )
 from .axis import Axis
-from .builder import ModelBuilder
+from .builder import JointDofConfig, JointTargetMode, ModelBuilder
 from .collision import CollisionPipeline, Contacts
 from .exceptions import NewtonDeprecationWarning
 from .io import load, save
-from .kinematics import eval_joint_coordinates
+from .kinematics import eval_fk, eval_ik, eval_joint_coordinates
 from .model import Model, ModelFlags
-from .state import Control, State
+from .state import Control, State, StateFlags
 from .tendon import AttributeFrequency, CustomAttribute, TendonGuide, TendonGuideFlags, TendonGuideType
 
 __version__ = "0.1.0"
@@ -32,11 +32,16 @@ __all__ = [
     "CollisionPipeline",
     "Contacts",
     "Control",
+    "JointDofConfig",
+    "JointTargetMode",
     "Model",
     "ModelBuilder",
     "ModelFlags",
     "NewtonDeprecationWarning",
     "State",
+    "StateFlags",
+    "eval_fk",
+    "eval_ik",
     "eval_joint_coordinates",
     "io",
     "load",

@@ -8,12 +8,13 @@ import warp as wp
 from newton_tendon.kernels import types as T
 from newton_tendon.kernels.cable import measure_baseline
 from newton_tendon.kernels.collide import pair_contact_capacity
+from newton_tendon.kernels.joints import eval_joint_coordinates
 
 from ._float32 import overflows, range_message
 from .axis import Axis
 from ._transmission_model import finalize_transmissions
 from .inertia import checked_inverse_mass_arrays, quat_to_matrix
-from .model import Model, tendon_model_struct
+from .model import Model, body_model_struct, joint_model_struct, tendon_model_struct
 from .tendon import AttributeFrequency
 
 
@@ -48,11 +49,17 @@ def _mass_properties(b):
     qd_start = 0
     for j in range(b.joint_count):
         ndof = b._joint_dof_count(j)
-        if b.joint_type[j] == T.JOINT_REVOLUTE and b.joint_armature[qd_start] > 0.0:
+        # The hinge axis of a revolute joint, or of a D6 joint with one angular axis (after its linear ones).
+        hinge = None
+        if b.joint_type[j] == T.JOINT_REVOLUTE:
+            hinge = qd_start
+        elif b.joint_type[j] == T.JOINT_D6 and b.joint_dof_dim[j][1] == 1:
+            hinge = qd_start + b.joint_dof_dim[j][0]
+        if hinge is not None and b.joint_armature[hinge] > 0.0:
             # Rotor inertia about the joint axis, expressed in the child body frame.
             r = quat_to_matrix(b.joint_X_c[j][3:])
-            a = r @ np.asarray(b.joint_axis[qd_start])
-            inertia[b.joint_child[j]] += b.joint_armature[qd_start] * np.outer(a, a)
+            a = r @ np.asarray(b.joint_axis[hinge])
+            inertia[b.joint_child[j]] += b.joint_armature[hinge] * np.outer(a, a)
         qd_start += ndof
     moving = (mass > 0.0) & ((flags & T.BODY_KINEMATIC) == 0)
     # The builder checked each body as it was added; armature and direct list edits are checked here,
@@ -434,12 +441,65 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.joint_armature = arr(b.joint_armature, float, 0)
     m.joint_target_pos = arr(b.joint_target_pos, float, 0)
     m.joint_target_vel = arr(b.joint_target_vel, float, 0)
+    m.joint_limit_ke = arr(b.joint_limit_ke, float, 0)
+    m.joint_limit_kd = arr(b.joint_limit_kd, float, 0)
+    m.joint_effort_limit = arr(b.joint_effort_limit, float, 0)
+    m.joint_velocity_limit = arr(b.joint_velocity_limit, float, 0)
+    m.joint_target_mode = arr(b.joint_target_mode, wp.int32, 0)
     m.articulation_count = b.articulation_count
     m.articulation_start = arr(list(b.articulation_start) + [b.articulation_joint_end], wp.int32)
+    _joint_coordinates(b, m, arr)
     _tendons(b, m, arr, world_count)
     finalize_transmissions(b, m, world_count)
     _custom_attributes(b, m)
     return m
+
+
+def fk_joint_order(b) -> tuple[np.ndarray, np.ndarray]:
+    """Each joint's articulation (-1 = none), and each articulation's joints ordered so that a joint comes
+    after the joint of the same articulation whose child is its parent (eval_fk's walk; a loop of joints
+    that never reaches the world or another body keeps the builder's order)."""
+    joint_articulation = np.full(b.joint_count, -1, dtype=np.int32)
+    bounds = list(b.articulation_start) + [b.articulation_joint_end]
+    order = []
+    for a in range(b.articulation_count):
+        joints = range(bounds[a], bounds[a + 1])
+        joint_articulation[bounds[a] : bounds[a + 1]] = a
+        placed_by = {b.joint_child[j]: j for j in joints}
+        depth = {}
+        for j in joints:
+            chain = []
+            k = j
+            # Climb to the first joint of known depth or whose parent no joint here places.
+            while k not in depth and k not in chain:
+                chain.append(k)
+                k = placed_by.get(b.joint_parent[k], -1)
+                if k < 0:
+                    break
+            d = depth.get(k, -1) if k >= 0 else -1
+            for i in reversed(chain):
+                d += 1
+                depth[i] = d
+        order.extend(sorted(joints, key=lambda j: (depth[j], j)))
+    return joint_articulation, np.asarray(order, dtype=np.int32)
+
+
+def _joint_coordinates(b, m: Model, arr):
+    """The FK walk order, and newton's initial ``joint_q`` / ``joint_qd``: the coordinates of the initial
+    body poses and velocities, so forward kinematics from them keeps every body where it was built."""
+    joint_articulation, order = fk_joint_order(b)
+    m.joint_articulation = arr(joint_articulation, wp.int32, 0)
+    m._fk_joint_order = arr(order, wp.int32, 0)
+    m.joint_q = wp.zeros(m.joint_coord_count, dtype=float, device=m.device)
+    m.joint_qd = wp.zeros(m.joint_dof_count, dtype=float, device=m.device)
+    if m.joint_count:
+        wp.launch(
+            eval_joint_coordinates,
+            dim=m.joint_count,
+            inputs=[body_model_struct(m), joint_model_struct(m), m.body_q, m.body_qd],
+            outputs=[m.joint_q, m.joint_qd],
+            device=m.device,
+        )
 
 
 def _tendons(b, m: Model, arr, world_count: int):

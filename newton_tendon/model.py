@@ -172,10 +172,35 @@ class Model:
         """Default drive position targets [m or rad], copied into ``Control``, shape [joint_dof_count], float32."""
         self.joint_target_vel = None
         """Default drive velocity targets [m/s or rad/s], copied into ``Control``, shape [joint_dof_count], float32."""
+        self.joint_limit_ke = None
+        """newton's soft-limit stiffness per dof, stored (our limits are hard rows), shape [joint_dof_count], float32."""
+        self.joint_limit_kd = None
+        """newton's soft-limit damping per dof, stored (our limits are hard rows), shape [joint_dof_count], float32."""
+        self.joint_effort_limit = None
+        """Effort limit per dof [N or N m], stored (our drives are not clamped, as newton's XPBD and VBD),
+        shape [joint_dof_count], float32."""
+        self.joint_velocity_limit = None
+        """Velocity limit per dof [m/s or rad/s], stored (not applied, as newton's XPBD and VBD),
+        shape [joint_dof_count], float32."""
+        self.joint_target_mode = None
+        """Drive mode per dof (:class:`~newton_tendon.JointTargetMode`), shape [joint_dof_count], int32."""
+        self.joint_q = None
+        """Initial joint coordinates [m, rad, quaternion xyzw] (newton's; ``eval_joint_coordinates`` of the
+        initial body poses, so ``eval_fk(model, model.joint_q, model.joint_qd, state)`` leaves the bodies
+        where the builder put them), shape [joint_coord_count], float32. Not read by the solvers."""
+        self.joint_qd = None
+        """Initial joint velocities [m/s, rad/s] (from the initial body velocities, as ``joint_q``),
+        shape [joint_dof_count], float32."""
+        self.joint_articulation = None
+        """Articulation of each joint (-1 = none; ``eval_fk`` places only articulated joints' children),
+        shape [joint_count], int32."""
         self.articulation_start = None
         """First joint of each articulation, shape [articulation_count + 1], int32."""
         self.articulation_count = 0
         """Number of articulations."""
+        # Each articulation's joints (its range of articulation_start) with every joint after the joint
+        # that places its parent body: the order eval_fk walks them in, int32 [articulation_start[-1]].
+        self._fk_joint_order = None
 
         self.tendon_count = 0
         """Number of routed tendons."""

@@ -2,10 +2,35 @@
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 import warp as wp
 
 from newton_tendon.kernels.cable import TendonHistory
 from newton_tendon.kernels.transmission import vec6
+
+
+class StateFlags(IntEnum):
+    """Which state arrays a ``solver.reset`` restores (newton's ``StateFlags``: same names and bits).
+
+    Our solvers restore the body arrays named by the bits; particles and reduced joint coordinates
+    have no State arrays here, so their bits select nothing."""
+
+    NONE = 0
+    JOINT_Q = 1 << 0
+    JOINT_QD = 1 << 1
+    BODY_Q = 1 << 2
+    BODY_QD = 1 << 3
+    PARTICLE_Q = 1 << 4
+    PARTICLE_QD = 1 << 5
+    BODY_F = 1 << 6
+    PARTICLE_F = 1 << 7
+    JOINT_F = 1 << 8
+    BODY = BODY_Q | BODY_QD
+    PARTICLE = PARTICLE_Q | PARTICLE_QD
+    JOINT = JOINT_Q | JOINT_QD
+    FORCE = BODY_F | PARTICLE_F | JOINT_F
+    ALL = BODY | PARTICLE | JOINT | FORCE
 
 
 class State:
@@ -55,9 +80,9 @@ class State:
         """Augmented-Lagrangian multipliers of each joint's anchor [N] and orientation [N m] rows at the
         end of the last SolverVBD step (the joint's constraint force; XPBD leaves them zero), shape
         [joint_count], wp.spatial_vector."""
-        self.joint_limit_multiplier = wp.zeros(nj, dtype=wp.vec2, device=dev)
-        """Lower and upper limit multipliers [N or N m] after the last SolverVBD step, shape
-        [joint_count], wp.vec2."""
+        self.joint_limit_multiplier = wp.zeros(model.joint_dof_count, dtype=wp.vec2, device=dev)
+        """Lower and upper limit multipliers [N or N m] of each dof after the last SolverVBD step, shape
+        [joint_dof_count], wp.vec2."""
         self.contact_multiplier = wp.zeros(nc, dtype=wp.vec4, device=dev)
         """Normal force (<= 0 pushes apart) then tangential friction force [N] of each contact slot
         after the last SolverVBD step, shape [contact_capacity], wp.vec4."""
@@ -120,6 +145,9 @@ class Control:
         """Drive position target per dof [m or rad], shape [joint_dof_count], float32."""
         self.joint_target_vel = wp.clone(model.joint_target_vel) if n else wp.zeros(0, dtype=float, device=dev)
         """Drive velocity target per dof [m/s or rad/s], shape [joint_dof_count], float32."""
+        # newton's joint_target_q is laid out per coordinate; ours per dof: the two agree unless the model
+        # has ball or free joints (4 and 7 coordinates for 3 and 6 dofs).
+        self._layout_counts = (model.joint_coord_count, model.joint_dof_count)
         self.joint_f = wp.zeros(n, dtype=float, device=dev)
         """Generalized force per dof [N or N m] (revolute and prismatic joints; NaN or inf counts as 0 for the
         step), shape [joint_dof_count], float32."""
@@ -156,6 +184,37 @@ class Control:
             wp.clone(model.coupling_enabled) if model.coupling_count else wp.zeros(0, dtype=wp.int32, device=dev)
         )
         """1 where a coupling acts, shape [coupling_count], int32."""
+
+    @property
+    def joint_target_q(self) -> wp.array:
+        """newton's name for the drive position targets: ``joint_target_pos`` itself (the same array, so
+        writing one writes the other), shape [joint_coord_count], float32. newton lays it out per
+        coordinate (index by ``model.joint_q_start``), which is our per-dof layout when the model has no
+        ball or free joints; with them the layouts differ and this raises AttributeError (use
+        ``joint_target_pos`` indexed by ``model.joint_qd_start``)."""
+        coords, dofs = self._layout_counts
+        if coords != dofs:
+            raise AttributeError(
+                f"Control.joint_target_q: newton's per-coordinate targets ({coords} coordinates) do not match "
+                f"this model's per-dof joint_target_pos ({dofs} dofs: it has ball or free joints); write "
+                "joint_target_pos at model.joint_qd_start instead"
+            )
+        return self.joint_target_pos
+
+    @joint_target_q.setter
+    def joint_target_q(self, value: wp.array):
+        self.joint_target_q  # noqa: B018  (the same layout check as reading)
+        self.joint_target_pos = value
+
+    @property
+    def joint_target_qd(self) -> wp.array:
+        """newton's name for the drive velocity targets: ``joint_target_vel`` itself (same array; per dof
+        in both), shape [joint_dof_count], float32."""
+        return self.joint_target_vel
+
+    @joint_target_qd.setter
+    def joint_target_qd(self, value: wp.array):
+        self.joint_target_vel = value
 
     def assign(self, other: Control):
         """Copy every array of ``other`` into this control in place."""

@@ -22,8 +22,17 @@ collects; using a placeholder raises ``NewtonInternalError``. The tests that use
 Usage::
 
     python tools/newton_tests.py [--causes] [--wheel PATH] [--keep] [-k EXPR] [--list-excluded]
+    python tools/newton_tests.py --examples [--frames-scale S]
 
 Prints ``N passed, M failed`` (and errors, skips, excluded) and exits 0 when nothing failed.
+With ``--ratchet tools/newton_ratchet.json`` (what ``.ci/run`` does) it exits 1 only when a test or
+example that file lists as passing fails; ``--write-ratchet`` records what passes now.
+
+``--examples`` runs newton's five tendon examples instead, each as newton's own example test does
+(newton/tests/test_examples.py): ``python -m newton.examples.tendon.NAME --viewer null --test
+--num-frames N`` in the same tree, so newton's example runner calls the example's ``test_post_step``
+after every frame and ``test_final`` at the end; ``--viewer null`` is our ``viewer.ViewerNull``. The
+frame counts are newton's (``EXAMPLES``), scaled by ``--frames-scale``. All five use SolverXPBD only.
 """
 
 from __future__ import annotations
@@ -96,6 +105,15 @@ EXCLUDED: tuple[tuple[str, str], ...] = (
 )
 """Tests that need newton internals: (pattern on ``file::Class::test``, reason). fnmatch patterns;
 the trailing ``*`` takes every device suffix (``_cpu``, ``_cuda_0``)."""
+
+EXAMPLES: tuple[tuple[str, int], ...] = (
+    ("example_tendon_pulley", 30),
+    ("example_tendon_pinhole", 30),
+    ("example_tendon_capstan_friction", 45),
+    ("example_tendon_mujoco_switch", 210),
+    ("example_tendon_3d_routing", 60),
+)
+"""newton 1.8's tendon examples and the frame counts its own example tests run them for."""
 
 _SHIM = '''\
 """Forwarding package written by tools/newton_tests.py: ``import newton`` gives newton_tendon."""
@@ -328,7 +346,64 @@ def run(args: argparse.Namespace) -> int:
         if counts[key]:
             parts.append(f"{counts[key]} {key.replace('collect-error', 'files failed to collect')}")
     print(", ".join(parts))
-    return 0 if not failing else 1
+    passed = sorted(test_id for test_id, o in outcome.items() if o == "passed")
+    return _ratchet(args, "tests", passed, 0 if not failing else 1)
+
+
+def _ratchet(args: argparse.Namespace, key: str, passed: list[str], status: int) -> int:
+    """With ``--ratchet FILE``: the exit status is 1 only if something FILE lists as passing no longer
+    passes (others may still fail: the ratchet holds what works while the rest is built);
+    ``--write-ratchet`` records what passes now under ``key``. Without it, ``status``."""
+    if not args.ratchet:
+        return status
+    path = Path(args.ratchet)
+    held = json.loads(path.read_text()) if path.exists() else {}
+    if args.write_ratchet:
+        held[key] = passed
+        path.write_text(json.dumps(held, indent=1, sort_keys=True) + "\n")
+        print(f"newton_tests: {path} now holds {len(passed)} passing {key}")
+        return 0
+    lost = sorted(set(held.get(key, [])) - set(passed))
+    gained = sorted(set(passed) - set(held.get(key, [])))
+    print(f"ratchet {path.name}: {len(held.get(key, [])) - len(lost)} of {len(held.get(key, []))} {key} held")
+    for name in gained:
+        print(f"  newly passing (add with --write-ratchet): {name}")
+    for name in lost:
+        print(f"  NO LONGER PASSING: {name}")
+    return 1 if lost else 0
+
+
+def run_examples(args: argparse.Namespace) -> int:
+    """Run each example headless with newton's runner in test mode; print one line per example."""
+    cache = Path(args.cache).expanduser()
+    wheel = Path(args.wheel) if args.wheel else find_wheel(cache)
+    root = Path(tempfile.mkdtemp(prefix="newton_examples_"))
+    failed = []
+    try:
+        build_tree(wheel, root)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(root), str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        for name, frames in EXAMPLES:
+            n = max(1, round(frames * args.frames_scale))
+            cmd = [sys.executable, "-m", f"newton.examples.tendon.{name}", "--viewer", "null", "--test"]
+            cmd += ["--num-frames", str(n), "--quiet"]
+            proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+            if proc.returncode == 0:
+                print(f"  {name}: passed ({n} frames)")
+            else:
+                failed.append(name)
+                lines = [line for line in (proc.stderr or proc.stdout).strip().splitlines() if line.strip()]
+                print(f"  {name}: FAILED ({n} frames): {lines[-1] if lines else f'exit {proc.returncode}'}")
+                if args.verbose:
+                    sys.stdout.write(proc.stdout + proc.stderr)
+    finally:
+        if args.keep:
+            print(f"newton_tests: tree kept at {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    print(f"{len(EXAMPLES) - len(failed)} examples passed, {len(failed)} failed")
+    passed = [name for name, _ in EXAMPLES if name not in failed]
+    return _ratchet(args, "examples", passed, 0 if not failed else 1)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -341,12 +416,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-k", help="pytest -k expression, to run a subset")
     parser.add_argument("--verbose", action="store_true", help="show pytest's own output")
     parser.add_argument("--list-excluded", action="store_true", help="print the exclusion list and exit")
+    parser.add_argument("--examples", action="store_true", help="run newton's five tendon examples instead")
+    parser.add_argument("--frames-scale", type=float, default=1.0, help="with --examples: scale the frame counts")
+    parser.add_argument("--ratchet", help="JSON of what must keep passing: fail only if one of those fails")
+    parser.add_argument("--write-ratchet", action="store_true", help="with --ratchet: record what passes now")
     args = parser.parse_args(argv)
     if args.list_excluded:
         for pattern, reason in EXCLUDED:
             print(f"{pattern}\n    {reason}")
         return 0
-    return run(args)
+    return run_examples(args) if args.examples else run(args)
 
 
 if __name__ == "__main__":

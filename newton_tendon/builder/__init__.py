@@ -31,8 +31,9 @@ from ._checks import _real as _real
 from ._checks import _vec3 as _vec3
 from ._checks import _xform as _xform
 from .joints import _INF as _INF
+from .joints import JointDofConfig, JointTargetMode
 from .model_builder import ModelBuilder
 from .transmission_tendons import TransmissionBuilder as TransmissionBuilder
 from .worlds import _check_label_clash as _check_label_clash
 
-__all__ = ["ModelBuilder"]
+__all__ = ["JointDofConfig", "JointTargetMode", "ModelBuilder"]

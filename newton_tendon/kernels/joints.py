@@ -27,7 +27,7 @@ from newton_tendon.kernels.math import (
     world_inv_inertia,
 )
 from newton_tendon.kernels.rigid import BodyModel, is_moving_body
-from newton_tendon.kernels.types import JOINT_BALL, JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
+from newton_tendon.kernels.types import JOINT_BALL, JOINT_D6, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 
 wp.set_module_options({"enable_backward": False})
 
@@ -66,6 +66,51 @@ def body_spatial_velocity(body_qd: wp.array(dtype=wp.spatial_vector), b: int):
     return body_qd[b]
 
 
+@wp.func
+def d6_euler_axes(rot_p: wp.quat, rel: wp.quat, joints: JointModel, dk: int):
+    """The three angular axes of a D6 joint's dofs ``dk .. dk+2`` (orthonormal, in order a_0, a_1, a_2),
+    its angles and the world axes their rates turn about.
+
+    The coordinates are successive rotations about the axes, rel = R(a_0, q_0) R(a_1, q_1) R(a_2, q_2)
+    (rel the child joint frame in the parent joint frame). With B = [a_0 a_1 h a_2], h = +-1 making B
+    right-handed, B^T rel B = R_x(q_0) R_y(q_1) R_z(h q_2), whose entries give
+    q_1 = atan2(m_02, (m_00^2 + m_01^2)^1/2), q_0 = atan2(-m_12, m_22), q_2 = h atan2(-m_01, m_00); at
+    q_1 = +-pi/2 (m_00 = m_01 = 0) q_0 = 0 and q_2 = h atan2(m_10, m_11). The relative angular velocity is
+    w = u_0 qd_0 + u_1 qd_1 + u_2 qd_2 with u_0 = R_p a_0, u_1 = R_p R(a_0, q_0) a_1,
+    u_2 = R_p R(a_0, q_0) R(a_1, q_1) a_2 (world). Returns (q, U) with U's columns u_k."""
+    a0 = joints.axis[dk]
+    a1 = joints.axis[dk + 1]
+    a2 = joints.axis[dk + 2]
+    h = wp.sign(wp.dot(wp.cross(a0, a1), a2))
+    b = wp.matrix_from_cols(a0, a1, a2 * h)
+    m = wp.transpose(b) * wp.quat_to_matrix(rel) * b
+    cb = wp.sqrt(m[0, 0] * m[0, 0] + m[0, 1] * m[0, 1])
+    q1 = wp.atan2(m[0, 2], cb)
+    q0 = float(0.0)
+    q2 = float(0.0)
+    if cb > 1.0e-6:
+        q0 = wp.atan2(-m[1, 2], m[2, 2])
+        q2 = h * wp.atan2(-m[0, 1], m[0, 0])
+    else:
+        # q_1 = +-pi/2: only q_0 +- q_2 is determined; q_0 = 0 and the rest goes to q_2.
+        q2 = h * wp.atan2(m[1, 0], m[1, 1])
+    r0 = wp.quat_from_axis_angle(a0, q0)
+    r01 = r0 * wp.quat_from_axis_angle(a1, q1)
+    u = wp.matrix_from_cols(
+        wp.quat_rotate(rot_p, a0), wp.quat_rotate(rot_p * r0, a1), wp.quat_rotate(rot_p * r01, a2)
+    )
+    return wp.vec3(q0, q1, q2), u
+
+
+@wp.func
+def d6_euler_rates(u: wp.mat33, w: wp.vec3):
+    """Rates qd [rad/s] with U qd = w (``d6_euler_axes``); where U is singular (q_1 = +-pi/2, the
+    first and last axes aligned) the projections u_k . w instead, which stay finite."""
+    if wp.abs(wp.determinant(u)) > 1.0e-6:
+        return wp.inverse(u) * w
+    return wp.transpose(u) * w
+
+
 @wp.kernel
 def eval_joint_coordinates(
     # Model:
@@ -85,6 +130,8 @@ def eval_joint_coordinates(
     origins, qd = its time derivative (v_c - v_p) . a + (x_c - x_p) . (w_p x a) [m/s]. ball: q = the
     relative quaternion (x y z w), qd = w_c - w_p in the parent joint frame. free: q = the child
     joint frame pose in the parent joint frame (p, quat), qd = the child's body velocity (world).
+    D6: each linear axis as a prismatic joint's, one angular axis as a revolute joint's, three
+    angular axes as successive rotations (``d6_euler_axes``).
     """
     j = wp.tid()
     jt = joints.type[j]
@@ -129,6 +176,85 @@ def eval_joint_coordinates(
             joint_q[qs + k] = X_rel[k]
         for k in range(6):
             joint_qd[ds + k] = qd_c[k]
+    elif jt == JOINT_D6:
+        dim = joints.dof_dim[j]
+        n_lin = dim[0]
+        n_ang = dim[1]
+        xp = wp.transform_get_translation(X_wp)
+        xc = wp.transform_get_translation(X_wc)
+        d = xc - xp
+        vp = wp.vec3(0.0)
+        wpv = wp.vec3(0.0)
+        if p >= 0:
+            wpv = wp.spatial_bottom(qd_p)
+            vp = wp.spatial_top(qd_p) + wp.cross(wpv, xp - wp.transform_point(body_q[p], bodies.com[p]))
+        vc = wp.spatial_top(qd_c) + wp.cross(wp.spatial_bottom(qd_c), xc - wp.transform_point(body_q[c], bodies.com[c]))
+        for k in range(n_lin):
+            a_w = wp.quat_rotate(rot_p, joints.axis[ds + k])
+            joint_q[qs + k] = wp.dot(d, a_w)
+            joint_qd[ds + k] = wp.dot(vc - vp, a_w) + wp.dot(d, wp.cross(wpv, a_w))
+        if n_ang == 1:
+            a = joints.axis[ds + n_lin]
+            joint_q[qs + n_lin] = twist_angle(rel, a)
+            joint_qd[ds + n_lin] = wp.dot(w_rel, wp.quat_rotate(rot_p, a))
+        elif n_ang == 3:
+            ang, u = d6_euler_axes(rot_p, rel, joints, ds + n_lin)
+            rates = d6_euler_rates(u, w_rel)
+            for k in range(3):
+                joint_q[qs + n_lin + k] = ang[k]
+                joint_qd[ds + n_lin + k] = rates[k]
+
+
+@wp.func
+def d6_wrenches(
+    bodies: BodyModel,
+    joints: JointModel,
+    j: int,
+    joint_f: wp.array(dtype=float),
+    body_q: wp.array(dtype=wp.transform),
+):
+    """Parent and child wrenches of a D6 joint's generalized forces (tau = J^T f): the linear dofs'
+    force sum_k f_k a_k [N] at the two anchors, the angular dofs' torque [N m]: f a for one axis,
+    U^-T f for three (``d6_euler_axes``: the torque whose power tau . w is sum_k f_k qd_k; at the
+    singular pose U f). A force that is not finite counts as 0 for the step."""
+    p = joints.parent[j]
+    c = joints.child[j]
+    ds = joints.qd_start[j]
+    dim = joints.dof_dim[j]
+    n_lin = dim[0]
+    n_ang = dim[1]
+    X_wp = parent_pose(body_q, p) * joints.X_p[j]
+    X_wc = body_q[c] * joints.X_c[j]
+    rot_p = wp.transform_get_rotation(X_wp)
+    force = wp.vec3(0.0)
+    for k in range(n_lin):
+        f = joint_f[ds + k]
+        if wp.isfinite(f):
+            force = force + wp.quat_rotate(rot_p, joints.axis[ds + k]) * f
+    torque = wp.vec3(0.0)
+    if n_ang == 1:
+        f = joint_f[ds + n_lin]
+        if wp.isfinite(f):
+            torque = wp.quat_rotate(rot_p, joints.axis[ds + n_lin]) * f
+    elif n_ang == 3:
+        fa = wp.vec3(0.0)
+        for k in range(3):
+            f = joint_f[ds + n_lin + k]
+            if wp.isfinite(f):
+                fa[k] = f
+        rel = wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc)
+        ang, u = d6_euler_axes(rot_p, rel, joints, ds + n_lin)
+        if wp.abs(wp.determinant(u)) > 1.0e-6:
+            torque = wp.transpose(wp.inverse(u)) * fa
+        else:
+            torque = u * fa
+    rc = wp.transform_get_translation(X_wc) - wp.transform_point(body_q[c], bodies.com[c])
+    wc_out = wp.spatial_vector(force, torque + wp.cross(rc, force))
+    wp_out = wp.spatial_vector()
+    if p >= 0:
+        rp = wp.transform_get_translation(X_wp) - wp.transform_point(body_q[p], bodies.com[p])
+        wp_out = wp.spatial_vector(-force, -torque + wp.cross(rp, -force))
+    return wp_out, wc_out
 
 
 @wp.kernel
@@ -172,6 +298,8 @@ def compute_joint_wrenches(
             if p >= 0:
                 rp = wp.transform_get_translation(X_wp) - wp.transform_point(body_q[p], bodies.com[p])
                 wp_out = wp.spatial_vector(-a_w * f, wp.cross(rp, -a_w * f))
+    if joints.enabled[j] != 0 and jt == JOINT_D6:
+        wp_out, wc_out = d6_wrenches(bodies, joints, j, joint_f, body_q)
     slot_wrench[2 * j] = wp_out
     slot_wrench[2 * j + 1] = wc_out
 
@@ -212,22 +340,23 @@ def joint_block_correction(
     err_lin: wp.vec3,
     err_ang: wp.vec3,
     has_ang: bool,
-    lin_axis: wp.vec3,
-    free_lin: bool,
+    lin_axes: wp.mat33,
+    lin_mode: wp.vec3i,
+    lin_alpha: wp.vec3,
     ang_axis: wp.vec3,
-    free_ang: bool,
+    ang_mode: int,
+    ang_alpha: float,
     lin_relax: float,
     ang_relax: float,
-    axis_alpha: float,
 ):
     """Pose changes that remove a joint's anchor error and orientation error together, with the
-    joint coordinate's own row (drive or limit) in the same system.
+    rows of the joint's own coordinates (drives and limits) in the same system.
 
     ``err_lin = x_c - x_p`` [m] is the anchor error; ``err_ang`` [rad] the orientation error of the
     child relative to the parent as a world rotation vector (``has_ang`` false: no orientation rows,
-    a ball joint). A free axis of the joint is projected out (``free_lin``: prismatic, ``free_ang``:
-    revolute, see ``project_block``). A positional impulse ``p_l`` [kg m] at the anchors and an
-    angular impulse ``p_a`` [kg m^2] (+ on the child, - on the parent) change the errors by
+    a ball joint or a D6 joint with three angular axes). A positional impulse ``p_l`` [kg m] at the
+    anchors and an angular impulse ``p_a`` [kg m^2] (+ on the child, - on the parent) change the
+    errors by
 
         [e_l]     [K_ll   K_la] [p_l]     K_ll = (1/m_p + 1/m_c) 1 + sum_b [r_b]x J_b [r_b]x^T
         [e_a]  += [K_la^T K_aa] [p_a],    K_la = sum_b [r_b]x^T J_b,  K_aa = J_p + J_c
@@ -238,21 +367,22 @@ def joint_block_correction(
     (for a light body on a long lever, ``K_ll``'s eigenvalues are 1e6 apart). The pose changes are
     COM translations [m] and rotation vectors [rad] of both bodies.
 
-    The joint's coordinate axis (``lin_axis`` of a prismatic joint, ``ang_axis`` of a revolute one)
-    is either free or carries the coordinate row. Free (``free_lin`` / ``free_ang``): the direction
-    is projected out and the error's component along it is ignored. Not free: the row along the
-    axis is part of the system, the caller puts that row's right-hand side into the error's axial
-    component (``C + alpha~ lambda`` of a drive, ``q - bound`` of a violated limit) and
-    ``axis_alpha`` = alpha~ is the row's compliance [1/kg on a prismatic axis, 1/(kg m^2) on a
-    revolute one: K's units on that axis]. XPBD's multiplier update for all rows of the joint,
+    The joint's coordinate axes: up to three orthonormal linear axes (the rows of ``lin_axes``, world)
+    and one angular axis ``ang_axis``, each with a mode: 0 no such axis, 1 free, 2 a coordinate row.
+    A free axis is projected out (``project_block``: the error's component along it is ignored, the
+    impulse has none). An axis with a row is part of the system: the caller puts the row's right-hand
+    side into the error's component along it (``C + alpha~ lambda`` of a drive, ``q - bound`` of a
+    violated limit), and ``lin_alpha[k]`` / ``ang_alpha`` = alpha~ is the row's compliance [1/kg on a
+    linear axis, 1/(kg m^2) on an angular one: K's units on that axis]. XPBD's multiplier update for
+    all rows of the joint,
 
         (K + diag(alpha~)) dlambda = -relax (C + alpha~ lambda),
 
-    has compliance on the axial row only (``alpha~ a a^T`` added to K_ll or K_aa; 0 for a limit,
-    1 / ((ke + kd/dt) dt^2) for a drive); its fixed point C + alpha~ lambda = 0 does not depend on
-    ``relax``. The axial row's multiplier step is ``a . p`` (the
-    impulse's component along the axis), returned as ``dlambda`` [kg m or kg m^2 rad]. Solving it
-    with the anchor rows gives it the effective mass the coordinate really has: a hinge whose link
+    has compliance on the coordinate rows only (``alpha~ a a^T`` added to K_ll or K_aa; 0 for a
+    limit, 1 / ((ke + kd/dt) dt^2) for a drive); its fixed point C + alpha~ lambda = 0 does not
+    depend on ``relax``. A row's multiplier step is ``a . p`` (the impulse's component along its
+    axis), returned per linear axis and for the angular axis [kg m or kg m^2 rad]. Solving the rows
+    with the anchor rows gives each the effective mass its coordinate really has: a hinge whose link
     has COM inertia I and mass m at arm r turns as I + m r^2 (the Schur complement of the held rows),
     not as the I of a rotation about the COM, which a separate scalar row uses.
 
@@ -263,12 +393,12 @@ def joint_block_correction(
     arm the second, a drive on a hinge whose link's COM is off the axis both: its scalar row's
     compliance was weighed against the wrong mass, and the drive fed energy in (docs/xpbd.md,
     "Joint rows", "Drives").
-    Returns (dx_p, dth_p, dx_c, dth_c, dlambda, apply).
+    Returns (dx_p, dth_p, dx_c, dth_c, dlambda_lin, dlambda_ang, apply).
     """
     zero = wp.vec3(0.0)
     inv_m = bp.inv_m_p + bp.inv_m_c
     if inv_m <= 0.0:
-        return zero, zero, zero, zero, 0.0, False
+        return zero, zero, zero, zero, zero, 0.0, False
     i3 = wp.identity(3, dtype=wp.float64)
     jp = wp.mat33d(bp.inv_i_p)
     jc = wp.mat33d(bp.inv_i_c)
@@ -285,33 +415,34 @@ def joint_block_correction(
         k_aa = k_aa + jp
     b_l = wp.vec3d(err_lin) * wp.float64(-lin_relax)
     b_a = wp.vec3d(err_ang) * wp.float64(-ang_relax)
-    al = wp.vec3d(lin_axis)
+    for k in range(3):
+        al = wp.vec3d(lin_axes[k])
+        if lin_mode[k] == 1:
+            k_ll = project_block(k_ll, al)
+            k_la = k_la - wp.outer(al, wp.transpose(k_la) * al)  # P k_la
+            b_l = b_l - al * wp.dot(al, b_l)
+        elif lin_mode[k] == 2:
+            k_ll = k_ll + wp.float64(lin_alpha[k]) * wp.outer(al, al)  # the coordinate row's compliance
     aa = wp.vec3d(ang_axis)
-    if free_lin:
-        k_ll = project_block(k_ll, al)
-        k_la = k_la - wp.outer(al, wp.transpose(k_la) * al)  # P k_la
-        b_l = b_l - al * wp.dot(al, b_l)
-    else:
-        k_ll = k_ll + wp.float64(axis_alpha) * wp.outer(al, al)  # the coordinate row's compliance
-    if free_ang:
+    if ang_mode == 1:
         k_aa = project_block(k_aa, aa)
         k_la = k_la - wp.outer(k_la * aa, aa)  # k_la P
         b_a = b_a - aa * wp.dot(aa, b_a)
-    else:
-        k_aa = k_aa + wp.float64(axis_alpha) * wp.outer(aa, aa)
+    elif ang_mode == 2:
+        k_aa = k_aa + wp.float64(ang_alpha) * wp.outer(aa, aa)
     p_l = wp.vec3d()
     p_a = wp.vec3d()
     if has_ang and wp.determinant(k_aa) > wp.float64(0.0):
         a_inv = wp.inverse(k_aa)
         schur = k_ll - k_la * (a_inv * wp.transpose(k_la))
         if not (wp.determinant(schur) > wp.float64(0.0)):
-            return zero, zero, zero, zero, 0.0, False
+            return zero, zero, zero, zero, zero, 0.0, False
         p_l = wp.inverse(schur) * (b_l - k_la * (a_inv * b_a))
         p_a = a_inv * (b_a - wp.transpose(k_la) * p_l)
     else:
         # No orientation rows, or no body that can turn (both inverse inertias zero): anchors only.
         if not (wp.determinant(k_ll) > wp.float64(0.0)):
-            return zero, zero, zero, zero, 0.0, False
+            return zero, zero, zero, zero, zero, 0.0, False
         p_l = wp.inverse(k_ll) * b_l
     # Body responses in float64: the rotation from p_l is J (r x p_l), and r x p_l is small where
     # p_l runs along the lever, which a float32 p_l would round away.
@@ -319,9 +450,51 @@ def joint_block_correction(
     dx_p = wp.vec3(p_l * wp.float64(-bp.inv_m_p))
     dth_c = wp.vec3(jc * (wp.cross(wp.vec3d(r_c), p_l) + p_a))
     dth_p = wp.vec3(-(jp * (wp.cross(wp.vec3d(r_p), p_l) + p_a)))
-    # The coordinate row's multiplier step (0 where the axis is free or absent: p has no part along it).
-    dlambda = float(wp.dot(al, p_l) + wp.dot(aa, p_a))
-    return dx_p, dth_p, dx_c, dth_c, dlambda, True
+    # The coordinate rows' multiplier steps (0 where an axis is free or absent: p has no part along it).
+    dlam_lin = wp.vec3(
+        float(wp.dot(wp.vec3d(lin_axes[0]), p_l)),
+        float(wp.dot(wp.vec3d(lin_axes[1]), p_l)),
+        float(wp.dot(wp.vec3d(lin_axes[2]), p_l)),
+    )
+    return dx_p, dth_p, dx_c, dth_c, dlam_lin, float(wp.dot(aa, p_a)), True
+
+
+@wp.func
+def coordinate_row(
+    q: float,
+    lo: float,
+    hi: float,
+    ke: float,
+    kd: float,
+    dt: float,
+    q_prev: float,
+    target_pos: float,
+    target_vel: float,
+    lam: float,
+    angular: bool,
+):
+    """The row of one joint coordinate ``q`` [m or rad] in an XPBD pass: a violated limit (hard,
+    unilateral: C = q - bound, it pushes q back to the bound and replaces the drive for that pass),
+    else the drive (compliant, implicit PD):
+
+        C = q - q*,  q* = (ke q_t + (kd/dt)(q_n + dt qd_t)) / (ke + kd/dt),  alpha~ = 1 / ((ke + kd/dt) dt^2)
+
+    with q_n the coordinate at the step start. An angular drive error is the shortest angle, so a
+    drive never winds the long way round. Returns (mode, rhs, alpha~, is_drive): mode 1 = free (no
+    row), 2 = a row whose right-hand side is rhs = C + alpha~ lambda."""
+    if q < lo:
+        return 2, q - lo, 0.0, False
+    if q > hi:
+        return 2, q - hi, 0.0, False
+    k_eff = ke + kd / dt
+    if k_eff > 0.0:
+        q_star = (ke * target_pos + (kd / dt) * (q_prev + dt * target_vel)) / k_eff
+        cdrive = q - q_star
+        if angular:
+            cdrive = wp.atan2(wp.sin(cdrive), wp.cos(cdrive))
+        alpha = 1.0 / (k_eff * dt * dt)
+        return 2, cdrive + alpha * lam, alpha, True
+    return 1, 0.0, 0.0, False
 
 
 @wp.kernel
@@ -392,6 +565,12 @@ def solve_joints(
     dx_c = wp.vec3(0.0)
     dth_c = wp.vec3(0.0)
     ds = joints.qd_start[j]
+    qs = joints.q_start[j]
+    dim = joints.dof_dim[j]
+    n_lin = dim[0]
+    n_ang = dim[1]
+    # Coordinate rows on revolute, prismatic and D6 axes (a ball joint's dofs have no limit or drive).
+    has_coord = jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC or jt == JOINT_D6
     X_wp = q_p * joints.X_p[j]
     X_wc = q_c * joints.X_c[j]
     rot_p = wp.transform_get_rotation(X_wp)
@@ -400,92 +579,117 @@ def solve_joints(
     x_c = wp.transform_get_translation(X_wc)
     d = x_c - x_p
 
-    # The coordinate row (revolute or prismatic): a violated limit (hard), else the drive
-    # (compliant). Its right-hand side goes into the block's error along the joint axis.
-    coord_active = False
-    coord_err = float(0.0)
-    coord_alpha = float(0.0)
-    is_drive = False
-    lam = float(0.0)
-    a_w = wp.vec3(0.0)
-    if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
-        a_w = wp.quat_rotate(rot_p, joints.axis[ds])
-        q = float(0.0)
-        if jt == JOINT_REVOLUTE:
-            q = twist_angle(wp.quat_inverse(rot_p) * rot_c, joints.axis[ds])
-        else:
-            q = wp.dot(d, a_w)
-        lo = joints.limit_lower[ds]
-        hi = joints.limit_upper[ds]
-        if q < lo:
-            coord_active = True
-            coord_err = q - lo
-        elif q > hi:
-            coord_active = True
-            coord_err = q - hi
-        else:
-            ke = joints.target_ke[ds]
-            kd = joints.target_kd[ds]
-            k_eff = ke + kd / dt
-            if k_eff > 0.0:
-                q_prev = joint_q_prev[joints.q_start[j]]
-                q_star = (ke * joint_target_pos[ds] + (kd / dt) * (q_prev + dt * joint_target_vel[ds])) / k_eff
-                cdrive = q - q_star
-                if jt == JOINT_REVOLUTE:
-                    # Shortest angular error, so the drive never winds the long way round.
-                    cdrive = wp.atan2(wp.sin(cdrive), wp.cos(cdrive))
-                coord_alpha = 1.0 / (k_eff * dt * dt)
-                lam = joint_lambda[j]
-                coord_active = True
-                is_drive = True
-                coord_err = cdrive + coord_alpha * lam
+    # Linear axes: each free, or a row (a violated limit, hard, else the drive, compliant) whose
+    # right-hand side replaces the anchor error's component along it.
+    any_row = bool(False)
+    lin_axes = wp.mat33(0.0)
+    lin_mode = wp.vec3i(0)
+    lin_alpha = wp.vec3(0.0)
+    lin_drive = wp.vec3i(0)
+    lin_lam = wp.vec3(0.0)
+    d_lock = d
+    for k in range(n_lin):
+        a_w = wp.quat_rotate(rot_p, joints.axis[ds + k])
+        lin_axes[k] = a_w
+        q = wp.dot(d, a_w)
+        d_lock = d_lock - a_w * q
+        mode = int(1)
+        rhs = float(0.0)
+        if has_coord:
+            lin_lam[k] = joint_lambda[ds + k]
+            alpha = float(0.0)
+            is_drive = False
+            mode, rhs, alpha, is_drive = coordinate_row(
+                q,
+                joints.limit_lower[ds + k],
+                joints.limit_upper[ds + k],
+                joints.target_ke[ds + k],
+                joints.target_kd[ds + k],
+                dt,
+                joint_q_prev[qs + k],
+                joint_target_pos[ds + k],
+                joint_target_vel[ds + k],
+                lin_lam[k],
+                False,
+            )
+            lin_alpha[k] = alpha
+            if is_drive:
+                lin_drive[k] = 1
+        lin_mode[k] = mode
+        if mode == 2:
+            any_row = True
+            d_lock = d_lock + a_w * rhs
 
-    has_ang = jt == JOINT_FIXED or jt == JOINT_PRISMATIC or jt == JOINT_REVOLUTE
-    # Orientation error: the rotation that carries the parent frame onto the child frame.
+    # Orientation: no angular axis locks the whole rotation; one free angular axis locks the swing
+    # that carries the parent's axis onto the child's, and its twist is the coordinate; three free
+    # angular axes lock nothing (ball).
+    has_ang = n_ang < 2
     err_ang = wp.vec3(0.0)
     ang_axis = wp.vec3(0.0)
-    if jt == JOINT_FIXED or jt == JOINT_PRISMATIC:
+    ang_mode = int(0)
+    ang_alpha = float(0.0)
+    ang_drive = False
+    ang_lam = float(0.0)
+    if n_ang == 0:
         err_ang = quat_to_rotation_vector(rot_c * wp.quat_inverse(rot_p))
-    elif jt == JOINT_REVOLUTE:
-        a_c = wp.quat_rotate(rot_c, joints.axis[ds])
-        ang_axis = a_w
-        s = wp.cross(a_w, a_c)
+    elif n_ang == 1:
+        axis = joints.axis[ds + n_lin]
+        ang_axis = wp.quat_rotate(rot_p, axis)
+        a_c = wp.quat_rotate(rot_c, axis)
+        s = wp.cross(ang_axis, a_c)
         sn = wp.length(s)
         if sn > 1.0e-9:
-            err_ang = s * (wp.atan2(sn, wp.dot(a_c, a_w)) / sn)
-        if coord_active:
-            err_ang = err_ang + a_w * coord_err
-    lin_axis = wp.vec3(0.0)
-    if jt == JOINT_PRISMATIC:
-        lin_axis = a_w
-        d = d - a_w * wp.dot(d, a_w)
-        if coord_active:
-            d = d + a_w * coord_err
-    if coord_active or wp.length(d) > 1.0e-9 or wp.length(err_ang) > 1.0e-9:
+            err_ang = s * (wp.atan2(sn, wp.dot(a_c, ang_axis)) / sn)
+        ang_mode = 1
+        if has_coord:
+            dk = ds + n_lin
+            ang_lam = joint_lambda[dk]
+            rhs = float(0.0)
+            ang_mode, rhs, ang_alpha, ang_drive = coordinate_row(
+                twist_angle(wp.quat_inverse(rot_p) * rot_c, axis),
+                joints.limit_lower[dk],
+                joints.limit_upper[dk],
+                joints.target_ke[dk],
+                joints.target_kd[dk],
+                dt,
+                joint_q_prev[qs + n_lin],
+                joint_target_pos[dk],
+                joint_target_vel[dk],
+                ang_lam,
+                True,
+            )
+            if ang_mode == 2:
+                any_row = True
+                err_ang = err_ang + ang_axis * rhs
+    if any_row or wp.length(d_lock) > 1.0e-9 or wp.length(err_ang) > 1.0e-9:
         r_p = x_p - wp.transform_point(q_p, bp.com_p)
         r_c = x_c - wp.transform_point(q_c, bp.com_c)
-        ddx_p, ddth_p, ddx_c, ddth_c, dlambda, ok = joint_block_correction(
+        ddx_p, ddth_p, ddx_c, ddth_c, dlam_lin, dlam_ang, ok = joint_block_correction(
             bp,
             r_p,
             r_c,
-            d,
+            d_lock,
             err_ang,
             has_ang,
-            lin_axis,
-            jt == JOINT_PRISMATIC and not coord_active,
+            lin_axes,
+            lin_mode,
+            lin_alpha,
             ang_axis,
-            jt == JOINT_REVOLUTE and not coord_active,
+            ang_mode,
+            ang_alpha,
             linear_relaxation,
             angular_relaxation,
-            coord_alpha,
         )
         if ok:
             dx_p = ddx_p
             dth_p = ddth_p
             dx_c = ddx_c
             dth_c = ddth_c
-            if is_drive:
-                joint_lambda[j] = lam + dlambda
+            for k in range(n_lin):
+                if lin_drive[k] != 0:
+                    joint_lambda[ds + k] = lin_lam[k] + dlam_lin[k]
+            if ang_drive:
+                joint_lambda[ds + n_lin] = ang_lam + dlam_ang
 
     slot_delta[2 * j] = wp.spatial_vector(dx_p, dth_p)
     slot_delta[2 * j + 1] = wp.spatial_vector(dx_c, dth_c)

@@ -19,6 +19,15 @@ wp.set_module_options({"enable_backward": False})
 
 
 @wp.func
+def world_selected(world_mask: wp.array(dtype=wp.int32), w: int):
+    """Whether a reset selects world ``w``: ``world_mask[w]`` for a world, the mask's last entry
+    (``world_count``, the global entry) for an entity in no world (``w = -1``)."""
+    if w >= 0:
+        return world_mask[w] != 0
+    return world_mask[world_mask.shape[0] - 1] != 0
+
+
+@wp.func
 def body_com_world(q: wp.transform, com: wp.vec3):
     """World position [m] of a body's centre of mass given its frame pose and local COM offset."""
     return wp.transform_point(q, com)

@@ -32,6 +32,7 @@ Signs: F > 0 lengthens, tension T = -F.
 
 import warp as wp
 
+from newton_tendon.kernels.math import world_selected
 from newton_tendon.kernels.rigid import BodyModel, is_moving_body
 from newton_tendon.kernels.transmission_data import (
     BIG,
@@ -350,7 +351,7 @@ def reset_transmissions(
     joint coordinates from the model."""
     t = wp.tid()
     w = world[t]
-    if w >= 0 and world_mask[w] == 0:
+    if not world_selected(world_mask, w):
         return
     activation[t] = 0.0
     state_reference[t] = reference[t]

@@ -9,7 +9,7 @@ import warp as wp
 from newton_tendon.kernels.joints import JointModel, parent_pose
 from newton_tendon.kernels.math import quat_to_rotation_vector, twist_angle
 from newton_tendon.kernels.rigid import BodyModel
-from newton_tendon.kernels.types import JOINT_BALL, JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
+from newton_tendon.kernels.types import JOINT_D6, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 from newton_tendon.kernels.vbd_block import (
     VBD_KERNELS,
     PenaltyParams,
@@ -30,7 +30,7 @@ class JointDuals:
     """Joint multipliers (State arrays, zero at each step start) and the step's penalties.
 
     ``lam``: anchor force [N] then orientation torque [N m]; ``lam_lim``: lower and upper limit
-    force [N or N m] (<= 0 when active, as a force along -dC/dx)."""
+    force [N or N m] per dof (<= 0 when active, as a force along -dC/dx)."""
 
     lam: wp.array(dtype=wp.spatial_vector)
     lam_lim: wp.array(dtype=wp.vec2)
@@ -40,14 +40,15 @@ class JointDuals:
 
 @wp.struct
 class JointFrame:
-    """A joint evaluated at the current poses: anchors, frames, axis and its coordinate."""
+    """A joint evaluated at the current poses: anchors, frames, its free-axis counts and effective masses."""
 
     x_p: wp.vec3
     x_c: wp.vec3
     rot_p: wp.quat
     rot_c: wp.quat
-    a_w: wp.vec3
-    q: float
+    n_lin: int
+    n_ang: int
+    has_coord: bool
     m_eff: float
     i_eff: float
 
@@ -64,15 +65,11 @@ def joint_frame(bodies: BodyModel, joints: JointModel, j: int, body_q: wp.array(
     jf.rot_p = wp.transform_get_rotation(X_wp)
     jf.rot_c = wp.transform_get_rotation(X_wc)
     jt = joints.type[j]
-    jf.a_w = wp.vec3(0.0)
-    jf.q = 0.0
-    if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
-        axis = joints.axis[joints.qd_start[j]]
-        jf.a_w = wp.quat_rotate(jf.rot_p, axis)
-        if jt == JOINT_REVOLUTE:
-            jf.q = twist_angle(wp.quat_inverse(jf.rot_p) * jf.rot_c, axis)
-        else:
-            jf.q = wp.dot(jf.x_c - jf.x_p, jf.a_w)
+    dim = joints.dof_dim[j]
+    jf.n_lin = dim[0]
+    jf.n_ang = dim[1]
+    # Revolute, prismatic and D6 axes carry limits and drives; a ball joint's dofs do not.
+    jf.has_coord = (jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC or jt == JOINT_D6) and jf.n_ang < 2
     mp, ip = moving_mass(bodies, p)
     mc, ic = moving_mass(bodies, c)
     jf.m_eff = mp + mc
@@ -81,44 +78,60 @@ def joint_frame(bodies: BodyModel, joints: JointModel, j: int, body_q: wp.array(
 
 
 @wp.func
-def joint_linear_error(jt: int, jf: JointFrame):
-    """Anchor error C = P (x_c - x_p) [m] and its projector P (prismatic: perpendicular to the axis)."""
+def dof_coordinate(joints: JointModel, j: int, jf: JointFrame, k: int):
+    """Axis (world, unit) and coordinate of the joint's dof ``k``: a linear dof's q = (x_c - x_p) . a
+    [m], an angular dof's the twist angle of the child frame about a [rad]. Returns (a_w, q, angular)."""
+    axis = joints.axis[joints.qd_start[j] + k]
+    a_w = wp.quat_rotate(jf.rot_p, axis)
+    if k < jf.n_lin:
+        return a_w, wp.dot(jf.x_c - jf.x_p, a_w), False
+    return a_w, twist_angle(wp.quat_inverse(jf.rot_p) * jf.rot_c, axis), True
+
+
+@wp.func
+def joint_linear_error(joints: JointModel, j: int, jf: JointFrame):
+    """Anchor error C = P (x_c - x_p) [m] and its projector P = 1 - sum_k a_k a_k^T over the
+    joint's free linear axes (prismatic: perpendicular to its axis)."""
     proj = wp.identity(n=3, dtype=float)
-    if jt == JOINT_PRISMATIC:
-        proj = proj - wp.outer(jf.a_w, jf.a_w)
+    ds = joints.qd_start[j]
+    for k in range(jf.n_lin):
+        a_w = wp.quat_rotate(jf.rot_p, joints.axis[ds + k])
+        proj = proj - wp.outer(a_w, a_w)
     return proj * (jf.x_c - jf.x_p), proj
 
 
 @wp.func
-def joint_angular_error(jt: int, jf: JointFrame):
+def joint_angular_error(joints: JointModel, j: int, jf: JointFrame):
     """Orientation error e [rad] (rotation vector, world) and its projector.
 
-    fixed/prismatic: e = log(R_c R_p^T), de/dtheta_c = I. revolute: the swing that carries the
-    parent axis onto the child axis, e = (a_p x a_c)/|a_p x a_c| angle, de/dtheta_c ~ I - a a^T.
+    No free angular axis (fixed, prismatic): e = log(R_c R_p^T), de/dtheta_c = I. One (revolute):
+    the swing that carries the parent axis onto the child axis, e = (a_p x a_c)/|a_p x a_c| angle,
+    de/dtheta_c ~ I - a a^T. Three (ball): none.
     """
     proj = wp.identity(n=3, dtype=float)
     e = wp.vec3(0.0)
-    if jt == JOINT_FIXED or jt == JOINT_PRISMATIC:
+    if jf.n_ang == 0:
         e = quat_to_rotation_vector(jf.rot_c * wp.quat_inverse(jf.rot_p))
-    elif jt == JOINT_REVOLUTE:
-        a_c = wp.quat_rotate(jf.rot_c, wp.normalize(wp.quat_rotate_inv(jf.rot_p, jf.a_w)))
-        s = wp.cross(jf.a_w, a_c)
+    elif jf.n_ang == 1:
+        a_w = wp.quat_rotate(jf.rot_p, joints.axis[joints.qd_start[j] + jf.n_lin])
+        a_c = wp.quat_rotate(jf.rot_c, wp.normalize(wp.quat_rotate_inv(jf.rot_p, a_w)))
+        s = wp.cross(a_w, a_c)
         sn = wp.length(s)
         if sn > 1.0e-9:
-            e = s * (wp.atan2(sn, wp.dot(jf.a_w, a_c)) / sn)
-        proj = proj - wp.outer(jf.a_w, jf.a_w)
+            e = s * (wp.atan2(sn, wp.dot(a_w, a_c)) / sn)
+        proj = proj - wp.outer(a_w, a_w)
     else:
         proj = wp.mat33(0.0)
     return e, proj
 
 
 @wp.func
-def coordinate_jacobian(jt: int, jf: JointFrame, r: wp.vec3, side: float):
-    """dq/d(dx, dtheta) of the body on ``side`` (+1 child, -1 parent): revolute (0, a), prismatic
-    (a, r x a) at the body's anchor (the rotation of the axis with the parent is neglected)."""
-    if jt == JOINT_REVOLUTE:
-        return wp.spatial_vector(wp.vec3(0.0), jf.a_w * side)
-    return wp.spatial_vector(jf.a_w * side, wp.cross(r, jf.a_w) * side)
+def coordinate_jacobian(a_w: wp.vec3, angular: bool, r: wp.vec3, side: float):
+    """dq/d(dx, dtheta) of the body on ``side`` (+1 child, -1 parent): angular dof (0, a), linear
+    dof (a, r x a) at the body's anchor (the rotation of the axis with the parent is neglected)."""
+    if angular:
+        return wp.spatial_vector(wp.vec3(0.0), a_w * side)
+    return wp.spatial_vector(a_w * side, wp.cross(r, a_w) * side)
 
 
 @wp.func
@@ -157,46 +170,49 @@ def add_joint(
     r = x_b - wp.transform_point(body_q[b], bodies.com[b])
 
     k_lin = duals.rho_lin[j] * jf.m_eff * inv_h2
-    c_lin, p_lin = joint_linear_error(jt, jf)
+    c_lin, p_lin = joint_linear_error(joints, j, jf)
     lam = duals.lam[j]
     f_lin = c_lin * k_lin + p_lin * wp.spatial_top(lam)
     fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, f_lin * side, k_lin, p_lin)
 
     k_ang = duals.rho_ang[j] * jf.i_eff * inv_h2
-    if jt != JOINT_BALL:
-        c_ang, p_ang = joint_angular_error(jt, jf)
+    if jf.n_ang < 2:
+        c_ang, p_ang = joint_angular_error(joints, j, jf)
         f_ang = c_ang * k_ang + p_ang * wp.spatial_bottom(lam)
         ft, htt = add_angle_row(ft, htt, f_ang * side, k_ang, p_ang)
 
-    if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
+    if jf.has_coord:
         ds = joints.qd_start[j]
-        jac = coordinate_jacobian(jt, jf, r, side)
-        k_q = k_lin
-        if jt == JOINT_REVOLUTE:
-            k_q = k_ang
-        # Limits: unilateral rows C_lo = q - lo >= 0 and C_hi = hi - q >= 0 (force <= 0 when active).
-        lam_lim = duals.lam_lim[j]
-        f_lo = k_q * (jf.q - joints.limit_lower[ds]) + lam_lim[0]
-        if f_lo < 0.0:
-            fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, f_lo, k_q)
-        elif jf.q - joints.limit_lower[ds] < LIMIT_NEAR:
-            idle = idle + 1
-        f_hi = k_q * (joints.limit_upper[ds] - jf.q) + lam_lim[1]
-        if f_hi < 0.0:
-            fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, -f_hi, k_q)
-        elif joints.limit_upper[ds] - jf.q < LIMIT_NEAR:
-            idle = idle + 1
-        # Drive: implicit PD as the elastic energy (ke + kd/h)/2 (q - q*)^2 (same q* as XPBD).
-        ke = joints.target_ke[ds]
-        kd = joints.target_kd[ds]
-        k_eff = ke + kd / dt
-        if k_eff > 0.0:
-            q_prev = joint_q_prev[joints.q_start[j]]
-            q_star = (ke * joint_target_pos[ds] + (kd / dt) * (q_prev + dt * joint_target_vel[ds])) / k_eff
-            err = jf.q - q_star
-            if jt == JOINT_REVOLUTE:
-                err = wp.atan2(wp.sin(err), wp.cos(err))
-            fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, k_eff * err, k_eff)
+        qs = joints.q_start[j]
+        for k in range(jf.n_lin + jf.n_ang):
+            a_w, q, angular = dof_coordinate(joints, j, jf, k)
+            jac = coordinate_jacobian(a_w, angular, r, side)
+            k_q = k_lin
+            if angular:
+                k_q = k_ang
+            # Limits: unilateral rows C_lo = q - lo >= 0 and C_hi = hi - q >= 0 (force <= 0 when active).
+            lam_lim = duals.lam_lim[ds + k]
+            f_lo = k_q * (q - joints.limit_lower[ds + k]) + lam_lim[0]
+            if f_lo < 0.0:
+                fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, f_lo, k_q)
+            elif q - joints.limit_lower[ds + k] < LIMIT_NEAR:
+                idle = idle + 1
+            f_hi = k_q * (joints.limit_upper[ds + k] - q) + lam_lim[1]
+            if f_hi < 0.0:
+                fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, -f_hi, k_q)
+            elif joints.limit_upper[ds + k] - q < LIMIT_NEAR:
+                idle = idle + 1
+            # Drive: implicit PD as the elastic energy (ke + kd/h)/2 (q - q*)^2 (same q* as XPBD).
+            ke = joints.target_ke[ds + k]
+            kd = joints.target_kd[ds + k]
+            k_eff = ke + kd / dt
+            if k_eff > 0.0:
+                q_prev = joint_q_prev[qs + k]
+                q_star = (ke * joint_target_pos[ds + k] + (kd / dt) * (q_prev + dt * joint_target_vel[ds + k])) / k_eff
+                err = q - q_star
+                if angular:
+                    err = wp.atan2(wp.sin(err), wp.cos(err))
+                fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, k_eff * err, k_eff)
     return fx, ft, hxx, hxt, htt, idle
 
 
@@ -224,30 +240,33 @@ def update_joint_duals(
     k_lin = rho_lin * jf.m_eff * inv_h2
     k_ang = rho_ang * jf.i_eff * inv_h2
     lam = duals.lam[j]
-    c_lin, p_lin = joint_linear_error(jt, jf)
+    c_lin, p_lin = joint_linear_error(joints, j, jf)
     lam_lin = c_lin * k_lin + p_lin * wp.spatial_top(lam)
     lam_ang = wp.vec3(0.0)
     err_lin = wp.length(c_lin)
     err_ang = float(0.0)
-    if jt != JOINT_BALL:
-        c_ang, p_ang = joint_angular_error(jt, jf)
+    if jf.n_ang < 2:
+        c_ang, p_ang = joint_angular_error(joints, j, jf)
         lam_ang = c_ang * k_ang + p_ang * wp.spatial_bottom(lam)
         err_ang = wp.length(c_ang)
     duals.lam[j] = wp.spatial_vector(lam_lin, lam_ang)
-    if jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC:
+    if jf.has_coord:
         ds = joints.qd_start[j]
-        k_q = k_lin
-        if jt == JOINT_REVOLUTE:
-            k_q = k_ang
-        c_lo = jf.q - joints.limit_lower[ds]
-        c_hi = joints.limit_upper[ds] - jf.q
-        lam_lim = duals.lam_lim[j]
-        lo = wp.min(k_q * c_lo + lam_lim[0], 0.0)
-        hi = wp.min(k_q * c_hi + lam_lim[1], 0.0)
-        duals.lam_lim[j] = wp.vec2(lo, hi)
-        if lo < 0.0:
-            err_lin = wp.max(err_lin, wp.abs(wp.min(c_lo, 0.0)))
-        if hi < 0.0:
-            err_lin = wp.max(err_lin, wp.abs(wp.min(c_hi, 0.0)))
+        for k in range(jf.n_lin + jf.n_ang):
+            a_w, q, angular = dof_coordinate(joints, j, jf, k)
+            k_q = k_lin
+            if angular:
+                k_q = k_ang
+            c_lo = q - joints.limit_lower[ds + k]
+            c_hi = joints.limit_upper[ds + k] - q
+            lam_lim = duals.lam_lim[ds + k]
+            lo = wp.min(k_q * c_lo + lam_lim[0], 0.0)
+            hi = wp.min(k_q * c_hi + lam_lim[1], 0.0)
+            duals.lam_lim[ds + k] = wp.vec2(lo, hi)
+            # A violated limit grows the linear penalty (the one the coordinate rows' stiffness reads).
+            if lo < 0.0:
+                err_lin = wp.max(err_lin, wp.abs(wp.min(c_lo, 0.0)))
+            if hi < 0.0:
+                err_lin = wp.max(err_lin, wp.abs(wp.min(c_hi, 0.0)))
     duals.rho_lin[j] = wp.min(rho_lin + params.growth * err_lin, params.rho_max)
     duals.rho_ang[j] = wp.min(rho_ang + params.growth * err_ang, params.rho_max)

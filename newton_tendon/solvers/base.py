@@ -20,12 +20,13 @@ from newton_tendon.kernels import contacts as contact_kernels
 from newton_tendon.kernels import joints as joint_kernels
 from newton_tendon.kernels import rigid as rigid_kernels
 from newton_tendon.kernels import transmission as tx
+from newton_tendon.kernels.math import world_selected
 from newton_tendon.kernels.types import BODY_KINEMATIC
 
 from .._float32 import FLOAT32_MAX as _FLOAT32_MAX
 from ..inertia import checked_inverse_mass_arrays
 from ..model import Model, ModelFlags, body_model_struct, joint_model_struct, tendon_model_struct
-from ..state import State
+from ..state import State, StateFlags
 from ._chunking import CPU_CHUNK, chunked  # noqa: F401 (chunked: re-exported for the solvers)
 from ._tendons import _TENDON_GEOMETRY, RoutedTendonLaunchers
 from ._transmissions import TransmissionLaunchers
@@ -34,10 +35,16 @@ _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 """Smallest normal float32 (1.2e-38): the smallest step size ``step`` accepts."""
 
 
+STATE_BODY_Q = wp.constant(int(StateFlags.BODY_Q))
+STATE_BODY_QD = wp.constant(int(StateFlags.BODY_QD))
+STATE_BODY_F = wp.constant(int(StateFlags.BODY_F))
+
+
 @wp.kernel
 def _reset_bodies(
     # Input:
     world_mask: wp.array(dtype=wp.int32),
+    what: int,
     # Model:
     body_world: wp.array(dtype=wp.int32),
     body_q0: wp.array(dtype=wp.transform),
@@ -47,13 +54,46 @@ def _reset_bodies(
     body_qd: wp.array(dtype=wp.spatial_vector),
     body_f: wp.array(dtype=wp.spatial_vector),
 ):
+    """Restore the selected worlds' bodies: pose (``what`` bit BODY_Q), velocity (BODY_QD) and
+    force (BODY_F), the bits of ``StateFlags``."""
     b = wp.tid()
     w = body_world[b]
-    if w >= 0 and world_mask[w] == 0:
+    if not world_selected(world_mask, w):
         return
-    body_q[b] = body_q0[b]
-    body_qd[b] = body_qd0[b]
-    body_f[b] = wp.spatial_vector()
+    if what & STATE_BODY_Q:
+        body_q[b] = body_q0[b]
+    if what & STATE_BODY_QD:
+        body_qd[b] = body_qd0[b]
+    if what & STATE_BODY_F:
+        body_f[b] = wp.spatial_vector()
+
+
+@wp.kernel
+def _normalize_world_mask(
+    # Input: the caller's int32 mask ([world_count] or [world_count + 1])
+    given: wp.array(dtype=wp.int32),
+    # Output: [world_count + 1], the last entry for entities in no world
+    normalized: wp.array(dtype=wp.int32),
+):
+    """``normalized[i] = given[i] != 0``; a mask without the global entry selects global entities."""
+    i = wp.tid()
+    normalized[i] = 1
+    if i < given.shape[0] and given[i] == 0:
+        normalized[i] = 0
+
+
+@wp.kernel
+def _normalize_bool_world_mask(
+    # Input: newton's bool mask ([world_count] or [world_count + 1])
+    given: wp.array(dtype=wp.bool),
+    # Output: [world_count + 1], the last entry for entities in no world
+    normalized: wp.array(dtype=wp.int32),
+):
+    """As ``_normalize_world_mask`` for a bool mask."""
+    i = wp.tid()
+    normalized[i] = 1
+    if i < given.shape[0] and not given[i]:
+        normalized[i] = 0
 
 
 @wp.kernel
@@ -69,7 +109,7 @@ def _reset_multipliers(
     """Zero ``width`` consecutive floats per row for the rows of the selected worlds."""
     i = wp.tid()
     w = row_world[i // width]
-    if w >= 0 and world_mask[w] == 0:
+    if not world_selected(world_mask, w):
         return
     values[i] = 0.0
 
@@ -85,7 +125,10 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         self.device = model.device
         self._chunk = 1 if self.device.is_cuda else CPU_CHUNK
         """Elements per thread of the chunked per-step kernels (``CPU_CHUNK`` on the CPU, 1 on CUDA)."""
-        self._all_worlds = wp.ones(max(model.world_count, 1), dtype=wp.int32, device=self.device)
+        self._all_worlds = wp.ones(max(model.world_count, 1) + 1, dtype=wp.int32, device=self.device)
+        """Reset mask selecting every world and the global entities ([world_count + 1])."""
+        self._reset_mask = wp.zeros(max(model.world_count, 1) + 1, dtype=wp.int32, device=self.device)
+        """The caller's reset mask, normalized to int32 [world_count + 1] inside ``reset``."""
         self._bodies = body_model_struct(model)
         self._joints = joint_model_struct(model)
         self._tendons = tendon_model_struct(model)
@@ -159,6 +202,7 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         m = self.model
         dev = self.device
         joint_world = m.body_world.numpy()[m.joint_child.numpy()] if m.joint_count else np.zeros(0, np.int32)
+        dof_world = np.repeat(joint_world, np.diff(m.joint_qd_start.numpy())) if m.joint_count else joint_world
         contact_world = np.zeros(0, np.int32)
         if m.contact_capacity:
             pairs = m.shape_contact_pairs.numpy()[m.contact_pair.numpy()]
@@ -171,7 +215,7 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
             seg_world = np.repeat(m.tendon_world.numpy(), nseg)
         return {
             "joint_multiplier": (wp.array(joint_world.astype(np.int32), dtype=wp.int32, device=dev), 6),
-            "joint_limit_multiplier": (wp.array(joint_world.astype(np.int32), dtype=wp.int32, device=dev), 2),
+            "joint_limit_multiplier": (wp.array(dof_world.astype(np.int32), dtype=wp.int32, device=dev), 2),
             "contact_multiplier": (wp.array(contact_world.astype(np.int32), dtype=wp.int32, device=dev), 4),
             "tendon_segment_multiplier": (wp.array(seg_world.astype(np.int32), dtype=wp.int32, device=dev), 1),
             "transmission_row_impulse": (
@@ -311,21 +355,43 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         given ``body_q`` / ``body_qd``); clear their forces; restore their tendons' initial material
         distribution and transmission state, re-seeded at the restored pose.
 
-        ``world_mask`` is an int32 array [world_count] (1 = reset) or None for all worlds; it can be
-        edited in place between replays, so a captured reset serves any selection. ``body_q``
+        ``world_mask``: None for all worlds, or a wp.array with one entry per world (1 / True = reset),
+        int32 (ours) or bool (newton's), optionally with a last entry for the entities in no world
+        (world -1: newton's ``[world_count + 1]`` mask); without that entry they are reset with any
+        selection. It can be edited in place between replays, so a captured reset serves any selection.
+        ``flags`` (``StateFlags`` bits, as newton's): None resets everything; otherwise only the body
+        arrays whose bits are set (BODY_Q, BODY_QD, BODY_F) are restored, while the solver's history
+        kept in the state (tendon material and routing, winch pay-out, transmission state and the
+        multipliers) is always reset, as newton's solvers reset their tendon history whatever the
+        flags. So ``flags=0`` resets only that history. ``body_q``
         (wp.transform [body_count], world frame [m]) and ``body_qd`` (wp.spatial_vector [body_count],
         [m/s, rad/s]) are read only for the bodies of selected worlds, so a policy can write start
         poses into fixed buffers and replay one captured reset. Routed cables keep their initial
         material at a new pose (a pose farther apart than the initial one starts the cable stretched)
         unless ``remeasure=True``: then spans whose authored rest length was negative ("measure at
         the initial pose") and dynamic rollers are measured again at the restored pose, as if the
-        model had been built there. ``flags=0`` resets only solver history and leaves the state untouched.
+        model had been built there.
         """
         m = self.model
         name = type(self).__name__
-        mask = self._all_worlds if world_mask is None else world_mask
-        if not isinstance(mask, wp.array) or mask.dtype != wp.int32 or mask.shape != (max(m.world_count, 1),):
-            raise ValueError(f"{name}.reset: world_mask must be a wp.array of int32 with shape ({m.world_count},)")
+        nw = max(m.world_count, 1)
+        if world_mask is None:
+            mask = self._all_worlds
+        else:
+            if (
+                not isinstance(world_mask, wp.array)
+                or world_mask.dtype not in (wp.int32, wp.bool)
+                or world_mask.shape not in ((nw,), (nw + 1,))
+                or world_mask.ndim != 1
+            ):
+                raise ValueError(
+                    f"{name}.reset: world_mask must be a wp.array of int32 or bool with shape ({m.world_count},) "
+                    f"or ({m.world_count + 1},) (newton's, with the global entry last)"
+                )
+            mask = self._reset_mask
+        if flags is not None and (isinstance(flags, bool) or not isinstance(flags, (int, np.integer))):
+            raise TypeError(f"{name}.reset: flags must be StateFlags bits (an int) or None, got {type(flags).__name__}")
+        what = int(StateFlags.ALL) if flags is None else int(flags)
         for arg, value, dtype in (("body_q", body_q, wp.transform), ("body_qd", body_qd, wp.spatial_vector)):
             if value is not None and (
                 not isinstance(value, wp.array) or value.dtype != dtype or value.shape != (m.body_count,)
@@ -335,14 +401,17 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
                 )
         if not isinstance(remeasure, (bool, np.bool_)):
             raise TypeError(f"{name}.reset: remeasure must be a bool, got {type(remeasure).__name__}")
-        if flags == 0:
-            return
-        if m.body_count:
+        if mask is self._reset_mask:
+            kernel = _normalize_bool_world_mask if world_mask.dtype == wp.bool else _normalize_world_mask
+            wp.launch(kernel, dim=nw + 1, inputs=[world_mask], outputs=[mask], device=self.device)
+        body_bits = what & int(StateFlags.BODY_Q | StateFlags.BODY_QD | StateFlags.BODY_F)
+        if m.body_count and body_bits:
             wp.launch(
                 _reset_bodies,
                 dim=m.body_count,
                 inputs=[
                     mask,
+                    body_bits,
                     m.body_world,
                     m.body_q if body_q is None else body_q,
                     m.body_qd if body_qd is None else body_qd,

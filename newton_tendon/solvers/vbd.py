@@ -49,24 +49,24 @@ _NEWTON_NO_EFFECT = (
     "grows each iteration from penalty_min (the ramped-penalty scheme newton's legacy path runs)"
 )
 _NEWTON_RELATIVE = (
-    "newton's penalties are absolute [N/m, N m/rad]; ours are relative to each row's inertia, "
-    "k = rho m_eff / dt^2, so no single value converts: tune penalty_min, penalty_max, penalty_growth instead"
+    "newton's legacy penalties are absolute [N/m, N m/rad]; ours are relative to each row's inertia, "
+    "k = rho m_eff / dt^2, so no single value converts: penalty_min, penalty_max, penalty_growth tune ours"
 )
-_NEWTON_REJECTED = {
-    "rigid_avbd_beta": "its counterpart penalty_growth is relative (" + _NEWTON_RELATIVE + ")",
-    "rigid_avbd_linear_beta": "one penalty_growth serves linear and angular rows (" + _NEWTON_RELATIVE + ")",
-    "rigid_avbd_angular_beta": "one penalty_growth serves linear and angular rows (" + _NEWTON_RELATIVE + ")",
-    "rigid_contact_k_start": "its counterpart penalty_min is relative and shared by all rows ("
-    + _NEWTON_RELATIVE
-    + ")",
-    "rigid_joint_linear_k_start": "its counterpart penalty_min is relative and shared by all rows ("
-    + _NEWTON_RELATIVE
-    + ")",
-    "rigid_joint_angular_k_start": "its counterpart penalty_min is relative and shared by all rows ("
-    + _NEWTON_RELATIVE
-    + ")",
-}
-"""newton 1.8's deprecated SolverVBD penalty controls: named, and rejected with the reason."""
+_NEWTON_LEGACY_PENALTIES = (
+    "rigid_avbd_beta",
+    "rigid_avbd_linear_beta",
+    "rigid_avbd_angular_beta",
+    "rigid_contact_k_start",
+    "rigid_joint_linear_k_start",
+    "rigid_joint_angular_k_start",
+)
+"""newton 1.8's deprecated SolverVBD penalty seeds and ramps of its legacy (non-ALM) path: accepted with
+newton's deprecation warning and no effect (``_NEWTON_RELATIVE``): newton keeps them only for that
+path, and our rows reach their constraints whatever the seed (docs/migration.md)."""
+_NEWTON_HARD_ROW_DAMPING = ("rigid_joint_linear_kd", "rigid_joint_angular_kd")
+"""newton's damping of its joint penalty springs: accepted without effect (not deprecated in newton),
+because our joint rows are hard augmented-Lagrangian rows whose error is driven to zero each step, so
+the rate of that error, which the damping would act on, is zero at convergence."""
 _NEWTON_UNSUPPORTED = (
     "rigid_avbd_alpha",
     "rigid_avbd_joint_alpha",
@@ -78,8 +78,6 @@ _NEWTON_UNSUPPORTED = (
     "rigid_soft_contact_use_log_barrier",
     "rigid_joint_linear_ke",
     "rigid_joint_angular_ke",
-    "rigid_joint_linear_kd",
-    "rigid_joint_angular_kd",
     "rigid_soft_enable_dat",
     "rigid_soft_dat_use_interval_arithmetic",
 )
@@ -90,9 +88,11 @@ warm-started multipliers, no joint material or particle coupling), rejected by n
 def _newton_rigid_options(options: dict) -> list[str]:
     """Check newton's ``rigid_*`` keywords passed to SolverVBD; return the deprecated ones accepted.
 
-    Accepted (each selects what our solver always does, so it changes nothing): ``rigid_compliant_alm``
-    (True, newton's default, silently; False, deprecated in newton 1.6, with a warning) and
-    ``rigid_contact_hard=True`` (hard contact rows; deprecated). Everything else raises, by name."""
+    Accepted (each selects what our solver always does, or has nothing to act on, so it changes
+    nothing): ``rigid_compliant_alm`` (True, newton's default, silently; False, deprecated in newton
+    1.6, with a warning), ``rigid_contact_hard=True`` (hard contact rows; deprecated), the legacy
+    penalty seeds and ramps (``_NEWTON_LEGACY_PENALTIES``, deprecated, with the warning) and the joint
+    damping (``_NEWTON_HARD_ROW_DAMPING``, silently). Everything else raises, by name."""
     accepted = []
     for key, value in options.items():
         where = f"SolverVBD: newton's option {key}"
@@ -112,10 +112,15 @@ def _newton_rigid_options(options: dict) -> list[str]:
                     "augmented-Lagrangian rows; omit it"
                 )
             accepted.append(key)
-        elif key in _NEWTON_REJECTED:
+        elif key in _NEWTON_LEGACY_PENALTIES or key in _NEWTON_HARD_ROW_DAMPING:
             if value is None:
                 continue
-            raise TypeError(f"{where} is not supported: {_NEWTON_REJECTED[key]}")
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise TypeError(f"{where} must be a number, got {type(value).__name__}")
+            if not (float(value) >= 0.0 and np.isfinite(float(value))):
+                raise ValueError(f"{where} must be finite and non-negative, got {value!r}")
+            if key in _NEWTON_LEGACY_PENALTIES:
+                accepted.append(key)
         elif key in _NEWTON_UNSUPPORTED:
             raise TypeError(f"{where} has no counterpart in newton_tendon's SolverVBD; omit it (docs/migration.md)")
         else:
@@ -266,7 +271,7 @@ class SolverVBD(SolverBase):
             # Opens with newton's own wording, so filters and tests written for newton's warning match.
             warnings.warn(
                 f"VBD options {', '.join(newton_deprecated)} are deprecated as of Newton 1.6; "
-                f"SolverVBD accepts them with no effect: {_NEWTON_NO_EFFECT}. Omit them.",
+                f"SolverVBD accepts them with no effect: {_NEWTON_NO_EFFECT}; {_NEWTON_RELATIVE}. Omit them.",
                 NewtonDeprecationWarning,
                 stacklevel=2,
             )

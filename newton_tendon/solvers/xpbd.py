@@ -70,7 +70,7 @@ class SolverXPBD(SolverBase):
         self._init_rigid_scratch()
         # Transmission tendons and couplings run in parallel (Jacobi): bodies they share are split.
         self._init_transmission_split()
-        self._joint_lambda = wp.zeros(m.joint_count, dtype=float, device=dev)
+        self._joint_lambda = wp.zeros(m.joint_dof_count, dtype=float, device=dev)
         self._contact_lambda_n = wp.zeros(m.contact_capacity, dtype=float, device=dev)
         self._contact_lambda_t = wp.zeros(m.contact_capacity, dtype=float, device=dev)
         self._default_control = Control(m)

@@ -276,8 +276,12 @@ for meth in JOINTS:
     label(p, re.escape(meth), lambda b, v, f=joint_call: f(b, lbl=v))
     if meth in ("add_joint_revolute", "add_joint_prismatic"):
         axes(p, own, "axis", lambda b, v, f=joint_call: f(b, axis=v))
-        for param in ("target_pos", "target_vel", "target_ke", "target_kd", "armature"):
-            reals(p, own, param, lambda b, v, f=joint_call, param=param: f(b, **{param: v}))
+        # None is "not given" (newton's defaults), as in newton's signatures.
+        for param in ("target_pos", "target_vel", "target_ke", "target_kd", "armature", "limit_ke", "limit_kd"):
+            reals(p, own, param, lambda b, v, f=joint_call, param=param: f(b, **{param: v}), none_ok=True)
+        for param in ("effort_limit", "velocity_limit"):
+            reals(p, own, param, lambda b, v, f=joint_call, param=param: f(b, **{param: v}), none_ok=True,
+                  allow_inf=True)  # fmt: skip
         for param in ("limit_lower", "limit_upper"):
             reals(p, own, param, lambda b, v, f=joint_call, param=param: f(b, **{param: v}), none_ok=True,
                   allow_inf=True)  # fmt: skip

@@ -293,7 +293,7 @@ _DOMAIN = {
     "tendon_guide_winch_length": "tendon_guide",
     "tendon_seeded": "tendon",
     "joint_multiplier": "joint",
-    "joint_limit_multiplier": "joint",
+    "joint_limit_multiplier": "joint_dof",
     "transmission_activation": "transmission",
     "transmission_reference_length": "transmission",
     "transmission_row_impulse": "transmission",

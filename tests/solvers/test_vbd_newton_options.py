@@ -1,9 +1,12 @@
-"""newton 1.8's SolverVBD ``rigid_*`` options (issue 26): the ones that select what our VBD always does are
-accepted with a NewtonDeprecationWarning, as newton warns for them; the rest are rejected by name.
+"""newton 1.8's SolverVBD ``rigid_*`` options (issue 26): the ones that select what our VBD always does,
+and newton's deprecated legacy penalty seeds and ramps, are accepted with one NewtonDeprecationWarning, as
+newton warns for them; its joint damping is accepted silently; the rest are rejected by name.
 
 Our VBD has one formulation (docs/vbd.md): augmented-Lagrangian hard rows whose penalty is relative to
-the row's inertia, ``k = rho m_eff / dt^2``, growing from ``penalty_min``. newton's penalty seeds and ramp
-rates are absolute [N/m], so none converts to one of our parameters; passing them raises.
+the row's inertia, ``k = rho m_eff / dt^2``, growing from ``penalty_min``. newton's legacy penalty seeds
+and ramp rates are absolute [N/m], so none converts to one of our parameters: they have no effect (the
+rows reach their constraints whatever the seed), which the warning says. newton's own tendon tests pass
+them (newton/tests/test_tendon_vbd.py, TENDON_VBD_SOLVER_KWARGS) and expect exactly that one warning.
 """
 
 import warnings
@@ -38,6 +41,21 @@ def test_warning_category_matches_newtons():
         ({"rigid_compliant_alm": False}, "rigid_compliant_alm=False"),
         ({"rigid_contact_hard": True}, "rigid_contact_hard"),
         ({"rigid_contact_hard": True, "rigid_compliant_alm": False}, "rigid_compliant_alm=False, rigid_contact_hard"),
+        # newton's tendon tests' solver options: one warning naming the deprecated ones in order; the
+        # joint damping (not deprecated in newton) is not listed.
+        (
+            {
+                "rigid_compliant_alm": False,
+                "rigid_avbd_beta": 1.0e6,
+                "rigid_joint_linear_k_start": 1.0e7,
+                "rigid_joint_angular_k_start": 1.0e5,
+                "rigid_joint_linear_kd": 5.0e-2,
+                "rigid_joint_angular_kd": 2.0e-2,
+            },
+            "rigid_compliant_alm=False, rigid_avbd_beta, rigid_joint_linear_k_start, rigid_joint_angular_k_start",
+        ),
+        ({"rigid_contact_k_start": 1.0e5, "rigid_avbd_linear_beta": 1.0, "rigid_avbd_angular_beta": 2.0},
+         "rigid_contact_k_start, rigid_avbd_linear_beta, rigid_avbd_angular_beta"),
     ],
 )
 def test_accepted_deprecated_options_warn_once_and_change_nothing(options, listed):
@@ -73,25 +91,35 @@ def test_newtons_default_alm_flag_is_silent():
         SolverVBD(_model(), rigid_compliant_alm=True)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "rigid_avbd_beta",
-        "rigid_avbd_linear_beta",
-        "rigid_avbd_angular_beta",
-        "rigid_contact_k_start",
-        "rigid_joint_linear_k_start",
-        "rigid_joint_angular_k_start",
-    ],
-)
-def test_deprecated_penalty_controls_rejected_by_name(name):
-    with pytest.raises(
-        TypeError, match=rf"SolverVBD: newton's option {name} is not supported: .*relative .*k = rho m_eff"
-    ):
-        SolverVBD(_model(), **{name: 1.0e5})
+def test_joint_damping_is_accepted_silently_and_changes_nothing():
+    """newton's rigid_joint_*_kd damp its joint penalty springs; our joint rows are hard, so there is no
+    spring to damp: accepted without a warning, and the step is bitwise the one without them."""
+    b = ModelBuilder()
+    link = b.add_link(xform=(0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.0)
+    b.add_joint_revolute(-1, link, child_xform=(-0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), axis=(0.0, 1.0, 0.0))
+    b.color()
+    model = b.finalize()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        damped = SolverVBD(model, rigid_joint_linear_kd=5.0e-2, rigid_joint_angular_kd=2.0e-2)
+    out = []
+    for s in (damped, SolverVBD(model)):
+        s0, s1 = model.state(), model.state()
+        for _ in range(5):
+            s.step(s0, s1, model.control(), None, 1.0 / 60.0)
+            s0, s1 = s1, s0
+        out.append(s0.body_q.numpy())
+    np.testing.assert_array_equal(out[0], out[1])
 
 
-@pytest.mark.parametrize("name", ["rigid_avbd_gamma", "rigid_joint_linear_kd", "rigid_contact_history"])
+@pytest.mark.parametrize("name", ["rigid_avbd_beta", "rigid_joint_linear_kd"])
+@pytest.mark.parametrize(("value", "exc"), [(-1.0, ValueError), (float("nan"), ValueError), ("1", TypeError)])
+def test_accepted_numeric_options_still_check_their_value(name, value, exc):
+    with pytest.raises(exc, match=rf"SolverVBD: newton's option {name} must be"):
+        SolverVBD(_model(), **{name: value})
+
+
+@pytest.mark.parametrize("name", ["rigid_avbd_gamma", "rigid_joint_linear_ke", "rigid_contact_history"])
 def test_other_newton_rigid_options_rejected_by_name(name):
     with pytest.raises(TypeError, match=rf"SolverVBD: newton's option {name} has no counterpart"):
         SolverVBD(_model(), **{name: 1.0})
@@ -111,8 +139,8 @@ def test_rejection_comes_before_the_warning():
     """A rejected option raises even with deprecations turned into errors (the warning is issued last)."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(TypeError, match="rigid_avbd_beta"):
-            SolverVBD(_model(), rigid_compliant_alm=False, rigid_avbd_beta=1.0e6)
+        with pytest.raises(TypeError, match="rigid_avbd_gamma"):
+            SolverVBD(_model(), rigid_compliant_alm=False, rigid_avbd_beta=1.0e6, rigid_avbd_gamma=0.9)
 
 
 def test_our_names_stay_primary():

@@ -659,3 +659,37 @@ def test_viewer_import_is_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_null_viewer_runs_newtons_frame_loop_and_keeps_what_it_is_given(scene):
+    """ViewerNull takes newton's viewer calls: is_running() is true for exactly num_frames frames
+    (each end_frame counts one, as newton's runner loops ``while viewer.is_running()``), logged arrays
+    are kept by name, and a bad frame count is a ValueError naming the argument."""
+    from newton_tendon.viewer import ViewerNull  # noqa: PLC0415
+
+    model, solver = scene
+    viewer = ViewerNull(num_frames=3)
+    viewer.set_model(model)
+    viewer.set_camera(pos=(0.0, -4.0, 1.5), pitch=5.0, yaw=90.0)
+    state = model.state()
+    frames = 0
+    while viewer.is_running():
+        assert viewer.should_step()
+        viewer.apply_forces(state)
+        viewer.begin_frame(frames / 60.0)
+        viewer.log_state(state)
+        viewer.log_lines("cable", solver.tendon_segment_attachment_l, solver.tendon_segment_attachment_r, (1, 0, 0))
+        viewer.end_frame()
+        frames += 1
+    assert frames == 3 and viewer.frame_count == 3
+    assert viewer.model is model and viewer.state is state
+    assert viewer.logged["cable"][0] is solver.tendon_segment_attachment_l
+    assert viewer.benchmark_result() is None
+    timed = ViewerNull(num_frames=6, benchmark=True)
+    while timed.is_running():
+        timed.begin_frame(0.0)
+        timed.end_frame()
+    assert timed.benchmark_result()["frames"] == 3
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="ViewerNull: num_frames"):
+            ViewerNull(num_frames=bad)

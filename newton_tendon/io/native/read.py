@@ -276,11 +276,19 @@ def _read_joints(v, p: str, b: ModelBuilder):
                 d("target_ke", _float, 0.0),
                 d("target_kd", _float, 0.0),
                 d("armature", _float, 0.0),
+                # newton's per-dof extras (stored, not applied): optional, newton's defaults when absent.
+                d("limit_ke", _float, 0.0) if d.has("limit_ke") else 1.0e4,
+                d("limit_kd", _float, 0.0) if d.has("limit_kd") else 1.0e1,
+                d("effort_limit", _float, 0.0, allow_inf=True) if d.has("effort_limit") else 1.0e6,
+                d("velocity_limit", _float, 0.0, allow_inf=True) if d.has("velocity_limit") else 1.0e6,
+                d("target_mode", _int, 0, 4, "JointTargetMode") if d.has("target_mode") else 0,
             )
             if jtype == T.JOINT_PRISMATIC and row[7] != 0.0:
                 raise ValueError(f"{d.path}.armature: must be 0 on a prismatic joint, got {row[7]!r}")
             d.done()
             rows.append(row)
+        if jtype == T.JOINT_D6:
+            _check_d6_axes(f.path, dof_dim, [r[0] for r in rows])
         b.joint_type.append(jtype)
         b.joint_parent.append(parent)
         b.joint_child.append(child)
@@ -290,7 +298,12 @@ def _read_joints(v, p: str, b: ModelBuilder):
         b.joint_world.append(world)
         b.joint_label.append(label)
         b.joint_dof_dim.append(dof_dim)
-        for axis, lo, hi, tp, tv, ke, kd, arm in rows:
+        for axis, lo, hi, tp, tv, ke, kd, arm, lke, lkd, eff, vel, mode in rows:
+            b.joint_limit_ke.append(lke)
+            b.joint_limit_kd.append(lkd)
+            b.joint_effort_limit.append(eff)
+            b.joint_velocity_limit.append(vel)
+            b.joint_target_mode.append(mode)
             b.joint_axis.append(axis)
             b.joint_limit_lower.append(lo)
             b.joint_limit_upper.append(hi)
@@ -299,6 +312,20 @@ def _read_joints(v, p: str, b: ModelBuilder):
             b.joint_target_ke.append(ke)
             b.joint_target_kd.append(kd)
             b.joint_armature.append(arm)
+
+
+def _check_d6_axes(path: str, dof_dim: tuple, axes: list):
+    """A D6 joint's axes as ``add_joint_d6`` requires: not two angular axes, each kind orthonormal."""
+    n_lin, n_ang = dof_dim
+    if n_ang == 2:
+        raise ValueError(f"{path}.dof_dim: two angular axes (a universal joint) are not supported")
+    for lo, hi, kind in ((0, n_lin, "linear"), (n_lin, n_lin + n_ang, "angular")):
+        for i in range(lo, hi):
+            for k in range(lo, i):
+                ai = np.asarray(axes[i]) / np.linalg.norm(axes[i])
+                ak = np.asarray(axes[k]) / np.linalg.norm(axes[k])
+                if abs(float(ai @ ak)) > 1.0e-6:
+                    raise ValueError(f"{path}.dofs[{i}].axis: the {kind} axes of a D6 joint must be orthogonal")
 
 
 def _read_articulations(v, p: str, b: ModelBuilder):

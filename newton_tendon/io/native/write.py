@@ -134,6 +134,11 @@ def to_dict(builder: ModelBuilder) -> dict:
                 "target_ke": _num(b.joint_target_ke[k]),
                 "target_kd": _num(b.joint_target_kd[k]),
                 "armature": _num(b.joint_armature[k]),
+                "limit_ke": _num(b.joint_limit_ke[k]),
+                "limit_kd": _num(b.joint_limit_kd[k]),
+                "effort_limit": _num(b.joint_effort_limit[k]),
+                "velocity_limit": _num(b.joint_velocity_limit[k]),
+                "target_mode": int(b.joint_target_mode[k]),
             }
             for k in range(d, min(d + ndof, b.joint_dof_count))
         ]

@@ -33,6 +33,7 @@ from newton_tendon.kernels.cable.span import (
     span_length,
 )
 from newton_tendon.kernels.cable.types import TendonHistory, TendonWork
+from newton_tendon.kernels.math import world_selected
 from newton_tendon.kernels.routing import (
     ROLLER_PAIR_WARM_ITERATIONS,
     TendonModel,
@@ -181,7 +182,7 @@ def reset_tendons(
     """Restore the baseline material of the selected worlds' tendons, re-seeded at ``body_q``."""
     t = wp.tid()
     w = tm.world[t]
-    if w >= 0 and world_mask[w] == 0:
+    if not world_selected(world_mask, w):
         return
     seed_tendon(tm, t, body_q, baseline_rest, baseline_active, hist)
 
@@ -236,7 +237,7 @@ def reset_tendons_measured(
     so a cable starts as it would in a model built at that pose."""
     t = wp.tid()
     w = tm.world[t]
-    if w >= 0 and world_mask[w] == 0:
+    if not world_selected(world_mask, w):
         return
     measure_tendon(tm, t, body_q, authored_rest, hist.rest, hist.active)
     seed_tendon(tm, t, body_q, hist.rest, hist.active, hist)
@@ -324,55 +325,57 @@ def begin_tendon_step(
             ml[s] = new_ml
             mr[s] = new_mr
 
-        # Dynamic rollers (never adjacent, never first or last).
-        for g in range(g0 + 1, g1 - 1):
-            if not is_dynamic(tm, g):
-                continue
-            r = tm.guide_radius[g]
-            s_in = seg_index(t, g)
-            s_out = seg_index(t, g + 1)
-            xl, xr = span_points(tm, g - 1, g + 1, body_q)
-            clear, between = bypass_clearance(tm, g, xl, xr, body_q)
-            if active[g] != 0:
-                if clear > r * (1.0 + activation_tol):
-                    # Release: the arc's material joins the merged span (exact conservation).
-                    theta = material_wrap(tm, g, body_q, mr[s_in], ml[s_out])
-                    merged = rest[s_in] + r * theta + rest[s_out]
-                    if merged >= REST_LENGTH_FLOOR:
-                        rest[s_out] = merged
-                        hist.residual[s_out] = hist.residual[s_out] + hist.residual[s_in]
-                        ml[s_out] = ml[s_in]
-                        rest[s_in] = 0.0
-                        hist.residual[s_in] = 0.0
-                        ml[s_in] = wp.vec3()
-                        mr[s_in] = wp.vec3()
-                        active[g] = 0
-            elif between and clear < r * (1.0 - activation_tol) and clear > 0.0:
-                # Engage: split the bypass material into arc + two spans of equal strain.
-                xa, t_in = span_points(tm, g - 1, g, body_q)
-                t_out, xb = span_points(tm, g, g + 1, body_q)
-                c, n, rr, o = roller_frame(tm, g, body_q)
-                # The wrap the material points will hold (``material_wrap``), unclamped so that the split
-                # conserves material. A route that does not wrap the roller once engaged (theta <= 0: a
-                # roller neighbour's tangent re-aimed at it, out of plane) stays bypassed.
-                theta = wrap_from_angle(winding_angle(c, n, o, t_in, t_out))
-                free_in = wp.length(t_in - xa)
-                free_out = wp.length(xb - t_out)
-                eff_in = free_in + arc_leaving(tm, g - 1, body_q, ml[s_out], xa)
-                eff_out = free_out + arc_arriving(tm, g + 1, body_q, xb, mr[s_out])
-                avail = rest[s_out] - r * theta
-                share = float(0.5)
-                if eff_in + eff_out > 1.0e-12:
-                    share = eff_in / (eff_in + eff_out)
-                # Engage only if both new spans keep the floor (otherwise cable would be invented).
-                if theta > 0.0 and avail * share >= REST_LENGTH_FLOOR and avail - avail * share >= REST_LENGTH_FLOOR:
-                    rest[s_in] = avail * share
-                    rest[s_out] = avail - avail * share
-                    hist.residual[s_in] = 0.0  # the bypass span's residual stays with it (s_out)
-                    ml[s_in] = ml[s_out]
-                    mr[s_in] = to_local(tm, g, body_q, t_in)
-                    ml[s_out] = to_local(tm, g, body_q, t_out)
-                    active[g] = 1
+    # Dynamic rollers (never adjacent, never first or last), also on the step that seeds the history:
+    # a state whose pose differs from the model's (a pose set before the first step) engages or
+    # releases its rollers in that step, as newton's solvers do.
+    for g in range(g0 + 1, g1 - 1):
+        if not is_dynamic(tm, g):
+            continue
+        r = tm.guide_radius[g]
+        s_in = seg_index(t, g)
+        s_out = seg_index(t, g + 1)
+        xl, xr = span_points(tm, g - 1, g + 1, body_q)
+        clear, between = bypass_clearance(tm, g, xl, xr, body_q)
+        if active[g] != 0:
+            if clear > r * (1.0 + activation_tol):
+                # Release: the arc's material joins the merged span (exact conservation).
+                theta = material_wrap(tm, g, body_q, mr[s_in], ml[s_out])
+                merged = rest[s_in] + r * theta + rest[s_out]
+                if merged >= REST_LENGTH_FLOOR:
+                    rest[s_out] = merged
+                    hist.residual[s_out] = hist.residual[s_out] + hist.residual[s_in]
+                    ml[s_out] = ml[s_in]
+                    rest[s_in] = 0.0
+                    hist.residual[s_in] = 0.0
+                    ml[s_in] = wp.vec3()
+                    mr[s_in] = wp.vec3()
+                    active[g] = 0
+        elif between and clear < r * (1.0 - activation_tol) and clear > 0.0:
+            # Engage: split the bypass material into arc + two spans of equal strain.
+            xa, t_in = span_points(tm, g - 1, g, body_q)
+            t_out, xb = span_points(tm, g, g + 1, body_q)
+            c, n, rr, o = roller_frame(tm, g, body_q)
+            # The wrap the material points will hold (``material_wrap``), unclamped so that the split
+            # conserves material. A route that does not wrap the roller once engaged (theta <= 0: a
+            # roller neighbour's tangent re-aimed at it, out of plane) stays bypassed.
+            theta = wrap_from_angle(winding_angle(c, n, o, t_in, t_out))
+            free_in = wp.length(t_in - xa)
+            free_out = wp.length(xb - t_out)
+            eff_in = free_in + arc_leaving(tm, g - 1, body_q, ml[s_out], xa)
+            eff_out = free_out + arc_arriving(tm, g + 1, body_q, xb, mr[s_out])
+            avail = rest[s_out] - r * theta
+            share = float(0.5)
+            if eff_in + eff_out > 1.0e-12:
+                share = eff_in / (eff_in + eff_out)
+            # Engage only if both new spans keep the floor (otherwise cable would be invented).
+            if theta > 0.0 and avail * share >= REST_LENGTH_FLOOR and avail - avail * share >= REST_LENGTH_FLOOR:
+                rest[s_in] = avail * share
+                rest[s_out] = avail - avail * share
+                hist.residual[s_in] = 0.0  # the bypass span's residual stays with it (s_out)
+                ml[s_in] = ml[s_out]
+                mr[s_in] = to_local(tm, g, body_q, t_in)
+                ml[s_out] = to_local(tm, g, body_q, t_out)
+                active[g] = 1
 
     # Winches (first or last anchor). A length winch: the span next to the winch gains the commanded
     # change of paid-out cable, p_cmd - p_applied [m]; reeling in stops at the rest-length floor, and

@@ -1,0 +1,77 @@
+"""Dynamic rollers on the first step of a fresh state (issue 26: newton's test_world_dynamic_roller).
+
+A fresh State has no tendon history; its first step seeds it from the model's baseline (measured at
+the builder's pose). When the user moves the bodies before that step, the seeded route can disagree
+with the pose: a roller the straight span now crosses. The roller's engage/release test runs on that
+step too, so it engages at once, as in newton; before, it engaged one step later.
+
+Material: on engagement the bypass span's cable splits into two free spans and the arc over the
+roller (``begin_tendon_step``), so free spans + arc keep the authored 1 m exactly up to float32
+rounding (bound 1e-6 m, a few ulps of 1 m).
+"""
+
+import numpy as np
+import pytest
+
+import newton_tendon as nt
+from newton_tendon import TendonGuide, TendonGuideType
+from newton_tendon.solvers import SolverVBD, SolverXPBD
+
+SOLVERS = {"xpbd": SolverXPBD, "vbd": SolverVBD}
+
+
+def _world_roller_scene():
+    """Two anchors on one immovable body, 1 m apart along Z, and a world dynamic roller (r = 0.1 m)
+    0.25 m to the side: bypassed at the builder's pose."""
+    b = nt.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    ends = b.add_body(mass=0.0)
+    y = (0.0, 1.0, 0.0)
+    b.add_tendon(
+        [
+            TendonGuide(body=ends, offset=(0.0, 0.0, -0.5), axis=y),
+            TendonGuide(
+                body=-1,
+                guide_type=TendonGuideType.ROLLER,
+                offset=(0.25, 0.0, 0.0),
+                axis=y,
+                radius=0.1,
+                dynamic=True,
+                mu=0.2,
+                compliance=0.01,
+            ),
+            TendonGuide(body=ends, offset=(0.0, 0.0, 0.5), axis=y, compliance=0.01),
+        ]
+    )
+    b.color()
+    return b
+
+
+def _material(solver, state) -> float:
+    """The solver's material account of the tendon (free spans plus arcs) [m]; with the roller
+    bypassed, the active slot's rest length holds all of it."""
+    total = float(solver.tendon_total_cable.numpy()[0])
+    if not state.tendon_guide_active.numpy()[1]:
+        active = solver.tendon_segment_active.numpy().astype(bool)
+        assert float(np.sum(state.tendon_segment_rest_length.numpy()[active])) == pytest.approx(total, abs=1e-6)
+    return total
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_dynamic_roller_engages_on_the_first_step_of_a_moved_fresh_state(device, name):
+    model = _world_roller_scene().finalize(device)
+    solver = SOLVERS[name](model, iterations=2)
+    a, b = model.state(), model.state()
+    assert not solver.tendon_guide_active.numpy()[1]
+    for x, engaged in ((0.2, True), (0.2, True), (0.0, False)):
+        # x = 0.2: the straight span passes 0.05 m from the roller's axis, inside its radius.
+        q = a.body_q.numpy()
+        q[0, 0] = x
+        a.body_q.assign(q)
+        solver.step(a, b, model.control(), None, 0.01)
+        a, b = b, a
+        assert bool(a.tendon_guide_active.numpy()[1]) == engaged
+        assert _material(solver, a) == pytest.approx(1.0, abs=1e-6)
+    # reset restores the baseline: bypassed, 1 m in the outgoing slot.
+    solver.reset(a)
+    assert not a.tendon_guide_active.numpy()[1]
+    assert float(np.sum(a.tendon_segment_rest_length.numpy())) == pytest.approx(1.0, abs=1e-6)
