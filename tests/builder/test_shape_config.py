@@ -229,3 +229,27 @@ def test_native_format_keeps_margin_and_gap(tmp_path):
     path.write_text(json.dumps(doc))
     old = nt.io.load(path)
     assert old.shape_margin == [0.0] and old.shape_gap == [0.0]
+
+
+def test_newton_contact_list_views(device):
+    """newton's compacted contact list (rigid_contact_count, rigid_contact_shape0/1) lists the shapes of the valid
+    slots in slot order: a sphere resting on the ground gives one contact (ground, sphere); lifted, none."""
+    b = ModelBuilder()
+    body = b.add_body(xform=(0.0, 0.0, 0.1, 0, 0, 0, 1))
+    ball = b.add_shape_sphere(body, radius=0.1)
+    ground = b.add_ground_plane()
+    m = b.finalize(device=device)
+    pipe = CollisionPipeline(m)
+    contacts = pipe.contacts()
+    state = m.state()
+    pipe.collide(state, contacts)
+    assert contacts.rigid_contact_max == contacts.capacity == 1
+    assert contacts.rigid_contact_count.numpy().tolist() == [1]
+    assert contacts.rigid_contact_shape0.numpy().tolist() == [ground]
+    assert contacts.rigid_contact_shape1.numpy().tolist() == [ball]
+    q = state.body_q.numpy()
+    q[0, 2] = 1.0
+    state.body_q.assign(q)
+    pipe.collide(state, contacts)
+    assert contacts.rigid_contact_count.numpy().tolist() == [0]
+    assert contacts.rigid_contact_shape0.numpy().tolist() == [-1]
