@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import warp as wp
 
 from newton_tendon.kernels.contacts import ContactData, collide_contact_slots
@@ -13,9 +14,13 @@ class Contacts:
     Create with :meth:`CollisionPipeline.contacts`.
     """
 
-    def __init__(self, capacity: int, device):
+    def __init__(self, capacity: int, device, slot_shapes=None):
         self.capacity = capacity
         """Number of contact slots."""
+        self.slot_shapes = (
+            np.full((capacity, 2), -1, dtype=np.int32) if slot_shapes is None else np.asarray(slot_shapes, np.int32)
+        )
+        """The two shapes of each slot's pair (host array [capacity, 2], int32), fixed at finalize."""
         self.valid = wp.zeros(capacity, dtype=wp.int32, device=device)
         """1 where the slot holds a contact closer than the margin, shape [capacity], int32."""
         self.body_a = wp.full(capacity, -1, dtype=wp.int32, device=device)
@@ -45,6 +50,39 @@ class Contacts:
         """Number of valid contacts (synchronizes with the device; not for captured code)."""
         return int(self.valid.numpy().sum()) if self.capacity else 0
 
+    # newton's compacted contact list, built on demand from the slots (diagnostics, not for captured code).
+
+    @property
+    def rigid_contact_max(self) -> int:
+        """newton's name for :attr:`capacity`."""
+        return self.capacity
+
+    def _valid_shapes(self) -> np.ndarray:
+        keep = self.valid.numpy() != 0 if self.capacity else np.zeros(0, dtype=bool)
+        return self.slot_shapes[keep]
+
+    @property
+    def rigid_contact_count(self) -> wp.array:
+        """newton's contact count: the number of valid slots, shape [1], int32 (synchronizes with the device)."""
+        return wp.array([len(self._valid_shapes())], dtype=wp.int32, device=self.valid.device)
+
+    def _shape_column(self, k: int) -> wp.array:
+        out = np.full(self.capacity, -1, dtype=np.int32)
+        shapes = self._valid_shapes()
+        out[: len(shapes)] = shapes[:, k]
+        return wp.array(out, dtype=wp.int32, device=self.valid.device)
+
+    @property
+    def rigid_contact_shape0(self) -> wp.array:
+        """newton's first shape of each contact: the valid slots' first shapes in slot order, then -1,
+        shape [capacity], int32 (synchronizes with the device)."""
+        return self._shape_column(0)
+
+    @property
+    def rigid_contact_shape1(self) -> wp.array:
+        """newton's second shape of each contact, laid out as :attr:`rigid_contact_shape0`."""
+        return self._shape_column(1)
+
 
 class CollisionPipeline:
     """Narrow phase over the shape pairs fixed at finalize; graph-capturable, no allocation per call.
@@ -64,7 +102,11 @@ class CollisionPipeline:
 
     def contacts(self) -> Contacts:
         """A new contact buffer sized for this model."""
-        return Contacts(self.model.contact_capacity, self.model.device)
+        m = self.model
+        slot_shapes = None
+        if m.contact_capacity:
+            slot_shapes = m.shape_contact_pairs.numpy().reshape(-1, 2)[m.contact_pair.numpy()]
+        return Contacts(m.contact_capacity, m.device, slot_shapes)
 
     def collide(self, state, contacts: Contacts):
         """Fill ``contacts`` from the body poses of ``state``."""
@@ -86,6 +128,8 @@ class CollisionPipeline:
                 m.shape_scale,
                 m.shape_mu,
                 m.shape_restitution,
+                m.shape_margin,
+                m.shape_gap,
                 m.shape_contact_pairs,
                 m.contact_pair,
                 m.contact_sub,

@@ -207,6 +207,14 @@ def _candidate_pairs(shape_world: np.ndarray, collides: np.ndarray) -> tuple[np.
     return np.concatenate(first_a).astype(np.int64), np.concatenate(first_c).astype(np.int64)
 
 
+def groups_collide(ga, gc):
+    """newton's collision-group rule, elementwise on int arrays: group 0 collides with nothing; a positive
+    group collides with the same group and with every negative group; a negative group collides with every
+    group except itself and 0."""
+    ga, gc = np.asarray(ga, dtype=np.int64), np.asarray(gc, dtype=np.int64)
+    return (ga != 0) & (gc != 0) & np.where(ga == gc, ga > 0, (ga < 0) | (gc < 0))
+
+
 def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool = True) -> np.ndarray:
     """All shape pairs that may touch: same or shared world, at least one moving body, not filtered
     (collision group, shape and body filter pairs), each ordered by shape type (``type_a <= type_b``).
@@ -224,7 +232,7 @@ def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool 
     shape_moving[on_body] = body_moving[shape_body[on_body]]
     ba, bc = shape_body[a], shape_body[c]
     keep = (ba != bc) & (shape_moving[a] | shape_moving[c])
-    keep &= ~((group[a] != 0) & (group[a] == group[c]))
+    keep &= groups_collide(group[a], group[c])
     a, c, ba, bc = a[keep], c[keep], ba[keep], bc[keep]
     keep = ~_in_pair_set(a, c, b.shape_filter_pairs, ns)
     both = (ba >= 0) & (bc >= 0)
@@ -241,8 +249,8 @@ def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool 
         sa, sc, na, nc = int(a[i]), int(c[i]), T.SHAPE_TYPE_NAMES[int(ta[i])], T.SHAPE_TYPE_NAMES[int(tc[i])]
         raise ValueError(
             f"finalize: shapes '{b.shape_label[sa]}' ({na}) and '{b.shape_label[sc]}' ({nc}) may collide, but "
-            f"{na}-{nc} contact is not supported; set has_collision=False on one, give both the same nonzero "
-            "collision_group, or add_shape_collision_filter_pair"
+            f"{na}-{nc} contact is not supported; set has_collision=False on one, put them in different positive "
+            "collision_groups, or add_shape_collision_filter_pair"
         )
     keep = ~plane_pair
     return np.stack([a[keep], c[keep]], axis=1).astype(np.int32).reshape(-1, 2)
@@ -402,6 +410,8 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.shape_mu = arr(b.shape_mu, float, 0)
     m.shape_restitution = arr(b.shape_restitution, float, 0)
     m.shape_collision_group = arr(b.shape_collision_group, wp.int32, 0)
+    m.shape_margin = arr(b.shape_margin, float, 0)
+    m.shape_gap = arr(b.shape_gap, float, 0)
     m.shape_world = arr(shape_world, wp.int32, 0)
     m.shape_label = list(b.shape_label)
     m.rigid_contact_margin = float(b.rigid_contact_margin)

@@ -103,7 +103,14 @@ class Model:
         self.shape_restitution = None
         """Coefficient of restitution [-], shape [shape_count], float32. A pair uses the mean of its two shapes."""
         self.shape_collision_group = None
-        """Collision group (shapes in the same nonzero group never collide), shape [shape_count], int32."""
+        """Collision group, newton's rule: 0 collides with nothing, a positive group with itself and every
+        negative group, a negative group with every group but itself; shape [shape_count], int32."""
+        self.shape_margin = None
+        """Outward offset of each shape's contact surface [m] (a pair rests margin_a + margin_b apart),
+        shape [shape_count], float32."""
+        self.shape_gap = None
+        """Contact detection distance of each shape [m]: a pair's slots are candidates below
+        max(rigid_contact_margin, gap_a + gap_b) between the offset surfaces; shape [shape_count], float32."""
         self.shape_world = None
         """World index of each shape (-1 = shared static), shape [shape_count], int32."""
         self.shape_label = []

@@ -1,8 +1,9 @@
 """Collision shapes: their storage, ``add_shape_*``, the ground plane and collision filters.
 
-A shape with density or mass adds its mass properties to its body as it is added (unless the body
-locks its inertia). Which shape pairs may touch is decided at finalize
-(``newton_tendon.finalize``).
+A shape's material and collision settings come from newton's ``ShapeConfig`` (``cfg=``) and/or our
+keywords, resolved by ``shape_config.resolve_shape_settings``. A shape with density or mass adds its
+mass properties to its body as it is added (unless the body locks its inertia). Which shape pairs may
+touch is decided at finalize (``newton_tendon.finalize``).
 """
 
 from __future__ import annotations
@@ -25,12 +26,15 @@ from ..inertia import (
     sphere_mass_properties,
 )
 from ..axis import Axis
-from ._checks import _flag, _index, _label, _real, _xform
+from ._checks import _index, _label, _real, _xform
+from .shape_config import ShapeConfig, check_color, resolve_shape_settings
 
 
 class ShapeBuilder:
     """Part of :class:`~newton_tendon.ModelBuilder`: the per-shape lists, shape filter pairs and the
     methods that add shapes."""
+
+    ShapeConfig = ShapeConfig
 
     def _init_shapes(self):
         # Shapes.
@@ -42,6 +46,8 @@ class ShapeBuilder:
         self.shape_restitution: list[float] = []
         self.shape_collision_group: list[int] = []
         self.shape_has_collision: list[bool] = []
+        self.shape_margin: list[float] = []
+        self.shape_gap: list[float] = []
         self.shape_world: list[int] = []
         self.shape_label: list[str] = []
         self.shape_filter_pairs: set[tuple[int, int]] = set()
@@ -52,32 +58,11 @@ class ShapeBuilder:
         """Number of shapes added so far."""
         return len(self.shape_type)
 
-    def _add_shape(
-        self,
-        owner,
-        body,
-        shape_type,
-        xform,
-        scale,
-        density,
-        mass,
-        mu,
-        restitution,
-        collision_group,
-        has_collision,
-        label,
-        mass_props,
-    ):
+    def _add_shape(self, owner, body, shape_type, xform, scale, settings, mass, label, mass_props):
+        """Append one shape with the checked ``settings`` of :func:`resolve_shape_settings`."""
         body = _index(owner, "body", body, self.body_count, allow_world=True)
         xf = _xform(owner, "xform", xform)
-        has_collision = _flag(owner, "has_collision", has_collision)
-        mu = _real(owner, "mu", mu, lo=0.0)
-        restitution = _real(owner, "restitution", restitution, lo=0.0)
-        if restitution > 1.0:
-            raise ValueError(f"{owner}: restitution must be <= 1, got {restitution}")
-        if isinstance(collision_group, bool) or not isinstance(collision_group, (int, np.integer)):
-            raise TypeError(f"{owner}: collision_group must be an int")
-        density = _real(owner, "density", density, lo=0.0)
+        density = settings["density"]
         if mass is not None:
             mass = _real(owner, "mass", mass, lo=0.0)
         label = _label(owner, label, f"shape_{self.shape_count}")
@@ -114,10 +99,12 @@ class ShapeBuilder:
         self.shape_body.append(body)
         self.shape_transform.append(xf)
         self.shape_scale.append(scale)
-        self.shape_mu.append(mu)
-        self.shape_restitution.append(restitution)
-        self.shape_collision_group.append(int(collision_group))
-        self.shape_has_collision.append(bool(has_collision))
+        self.shape_mu.append(settings["mu"])
+        self.shape_restitution.append(settings["restitution"])
+        self.shape_collision_group.append(settings["collision_group"])
+        self.shape_has_collision.append(settings["has_collision"])
+        self.shape_margin.append(settings["margin"])
+        self.shape_gap.append(settings["gap"])
         self.shape_world.append(self.body_world[body] if body >= 0 else self.current_world)
         self.shape_label.append(label)
         if combined is not None:
@@ -127,37 +114,45 @@ class ShapeBuilder:
             self.body_inertia[body] = i
         return self.shape_count - 1
 
+    @staticmethod
+    def _settings(owner, cfg, as_site, color, opacity, **explicit):
+        check_color(owner, color, opacity)
+        return resolve_shape_settings(owner, cfg, as_site, explicit)
+
     def add_shape_sphere(
         self,
         body: int,
         xform=None,
         radius: float = 1.0,
         *,
-        density: float = 1000.0,
+        cfg: ShapeConfig | None = None,
+        as_site: bool = False,
+        density: float | None = None,
         mass=None,
-        mu: float = 0.5,
-        restitution: float = 0.0,
-        collision_group: int = 0,
-        has_collision: bool = True,
+        mu: float | None = None,
+        restitution: float | None = None,
+        collision_group: int | None = None,
+        has_collision: bool | None = None,
+        margin: float | None = None,
+        gap: float | None = None,
+        color=None,
+        opacity=None,
         label: str | None = None,
     ) -> int:
-        """Attach a solid sphere to ``body`` (-1 = world); ``density`` [kg/m^3] or ``mass`` [kg] adds to the body."""
+        """Attach a solid sphere to ``body`` (-1 = world); ``density`` [kg/m^3] or ``mass`` [kg] adds to the body.
+
+        Material and collision settings come from ``cfg`` (a :class:`ShapeConfig`), overridden by any
+        keyword passed; unset ones default to density 1000 kg/m^3, mu 0.5, restitution 0, collision
+        group 1, has_collision True, margin and gap 0 m. ``as_site=True`` makes a site: a massless
+        shape that never collides. ``color``/``opacity`` are checked and not stored.
+        """
         owner = f"add_shape_sphere(label={label!r})"
         r = _real(owner, "radius", radius, lo=0.0, lo_open=True)
+        st = self._settings(owner, cfg, as_site, color, opacity, density=density, mass=mass, mu=mu,
+                            restitution=restitution, collision_group=collision_group, has_collision=has_collision,
+                            margin=margin, gap=gap)  # fmt: skip
         return self._add_shape(
-            owner,
-            body,
-            T.SHAPE_SPHERE,
-            xform,
-            (r, 0.0, 0.0),
-            density,
-            mass,
-            mu,
-            restitution,
-            collision_group,
-            has_collision,
-            label,
-            lambda d: sphere_mass_properties(d, r),
+            owner, body, T.SHAPE_SPHERE, xform, (r, 0.0, 0.0), st, mass, label, lambda d: sphere_mass_properties(d, r)
         )
 
     def add_shape_box(
@@ -168,31 +163,28 @@ class ShapeBuilder:
         hy: float = 0.5,
         hz: float = 0.5,
         *,
-        density: float = 1000.0,
+        cfg: ShapeConfig | None = None,
+        as_site: bool = False,
+        density: float | None = None,
         mass=None,
-        mu: float = 0.5,
-        restitution: float = 0.0,
-        collision_group: int = 0,
-        has_collision: bool = True,
+        mu: float | None = None,
+        restitution: float | None = None,
+        collision_group: int | None = None,
+        has_collision: bool | None = None,
+        margin: float | None = None,
+        gap: float | None = None,
+        color=None,
+        opacity=None,
         label: str | None = None,
     ) -> int:
-        """Attach a solid box with half extents (hx, hy, hz) [m] to ``body``."""
+        """Attach a solid box with half extents (hx, hy, hz) [m] to ``body``; settings as in :meth:`add_shape_sphere`."""
         owner = f"add_shape_box(label={label!r})"
         h = tuple(_real(owner, n, v, lo=0.0, lo_open=True) for n, v in (("hx", hx), ("hy", hy), ("hz", hz)))
+        st = self._settings(owner, cfg, as_site, color, opacity, density=density, mass=mass, mu=mu,
+                            restitution=restitution, collision_group=collision_group, has_collision=has_collision,
+                            margin=margin, gap=gap)  # fmt: skip
         return self._add_shape(
-            owner,
-            body,
-            T.SHAPE_BOX,
-            xform,
-            h,
-            density,
-            mass,
-            mu,
-            restitution,
-            collision_group,
-            has_collision,
-            label,
-            lambda d: box_mass_properties(d, *h),
+            owner, body, T.SHAPE_BOX, xform, h, st, mass, label, lambda d: box_mass_properties(d, *h)
         )
 
     def add_shape_capsule(
@@ -202,33 +194,32 @@ class ShapeBuilder:
         radius: float = 0.5,
         half_height: float = 0.5,
         *,
-        density: float = 1000.0,
+        cfg: ShapeConfig | None = None,
+        as_site: bool = False,
+        density: float | None = None,
         mass=None,
-        mu: float = 0.5,
-        restitution: float = 0.0,
-        collision_group: int = 0,
-        has_collision: bool = True,
+        mu: float | None = None,
+        restitution: float | None = None,
+        collision_group: int | None = None,
+        has_collision: bool | None = None,
+        margin: float | None = None,
+        gap: float | None = None,
+        color=None,
+        opacity=None,
         label: str | None = None,
     ) -> int:
-        """Attach a capsule along the shape's local Z (segment half length ``half_height`` [m])."""
+        """Attach a capsule along the shape's local Z (segment half length ``half_height`` [m]); settings as in
+        :meth:`add_shape_sphere`."""
         owner = f"add_shape_capsule(label={label!r})"
         r = _real(owner, "radius", radius, lo=0.0, lo_open=True)
         hh = _real(owner, "half_height", half_height, lo=0.0)
+        st = self._settings(owner, cfg, as_site, color, opacity, density=density, mass=mass, mu=mu,
+                            restitution=restitution, collision_group=collision_group, has_collision=has_collision,
+                            margin=margin, gap=gap)  # fmt: skip
         return self._add_shape(
-            owner,
-            body,
-            T.SHAPE_CAPSULE,
-            xform,
-            (r, hh, 0.0),
-            density,
-            mass,
-            mu,
-            restitution,
-            collision_group,
-            has_collision,
-            label,
+            owner, body, T.SHAPE_CAPSULE, xform, (r, hh, 0.0), st, mass, label,
             lambda d: capsule_mass_properties(d, r, hh),
-        )
+        )  # fmt: skip
 
     def add_shape_cylinder(
         self,
@@ -237,33 +228,32 @@ class ShapeBuilder:
         radius: float = 0.5,
         half_height: float = 0.5,
         *,
-        density: float = 1000.0,
+        cfg: ShapeConfig | None = None,
+        as_site: bool = False,
+        density: float | None = None,
         mass=None,
-        mu: float = 0.5,
-        restitution: float = 0.0,
-        collision_group: int = 0,
-        has_collision: bool = True,
+        mu: float | None = None,
+        restitution: float | None = None,
+        collision_group: int | None = None,
+        has_collision: bool | None = None,
+        margin: float | None = None,
+        gap: float | None = None,
+        color=None,
+        opacity=None,
         label: str | None = None,
     ) -> int:
-        """Attach a solid cylinder along the shape's local Z. It collides with planes only."""
+        """Attach a solid cylinder along the shape's local Z (flat caps at +-``half_height`` [m]); settings as in
+        :meth:`add_shape_sphere`."""
         owner = f"add_shape_cylinder(label={label!r})"
         r = _real(owner, "radius", radius, lo=0.0, lo_open=True)
         hh = _real(owner, "half_height", half_height, lo=0.0, lo_open=True)
+        st = self._settings(owner, cfg, as_site, color, opacity, density=density, mass=mass, mu=mu,
+                            restitution=restitution, collision_group=collision_group, has_collision=has_collision,
+                            margin=margin, gap=gap)  # fmt: skip
         return self._add_shape(
-            owner,
-            body,
-            T.SHAPE_CYLINDER,
-            xform,
-            (r, hh, 0.0),
-            density,
-            mass,
-            mu,
-            restitution,
-            collision_group,
-            has_collision,
-            label,
+            owner, body, T.SHAPE_CYLINDER, xform, (r, hh, 0.0), st, mass, label,
             lambda d: cylinder_mass_properties(d, r, hh),
-        )
+        )  # fmt: skip
 
     def add_shape_plane(
         self,
@@ -272,36 +262,42 @@ class ShapeBuilder:
         width: float = 0.0,
         length: float = 0.0,
         *,
-        mu: float = 0.5,
-        restitution: float = 0.0,
-        collision_group: int = 0,
-        has_collision: bool = True,
+        cfg: ShapeConfig | None = None,
+        mu: float | None = None,
+        restitution: float | None = None,
+        collision_group: int | None = None,
+        has_collision: bool | None = None,
+        margin: float | None = None,
+        gap: float | None = None,
+        color=None,
+        opacity=None,
         label: str | None = None,
     ) -> int:
-        """Attach a plane with normal along the shape's local +Z; width/length 0 make it infinite. Massless."""
+        """Attach a plane with normal along the shape's local +Z; width/length 0 make it infinite. Massless
+        (a ``cfg`` density is ignored); other settings as in :meth:`add_shape_sphere`."""
         owner = f"add_shape_plane(label={label!r})"
         w = _real(owner, "width", width, lo=0.0)
         ln = _real(owner, "length", length, lo=0.0)
-        return self._add_shape(
-            owner,
-            body,
-            T.SHAPE_PLANE,
-            xform,
-            (0.5 * w, 0.5 * ln, 0.0),
-            0.0,
-            None,
-            mu,
-            restitution,
-            collision_group,
-            has_collision,
-            label,
-            None,
-        )
+        st = self._settings(owner, cfg, False, color, opacity, mu=mu, restitution=restitution,
+                            collision_group=collision_group, has_collision=has_collision, margin=margin, gap=gap)  # fmt: skip
+        return self._add_shape(owner, body, T.SHAPE_PLANE, xform, (0.5 * w, 0.5 * ln, 0.0), st, None, label, None)
 
     def add_ground_plane(
-        self, height: float = 0.0, *, mu: float = 0.5, restitution: float = 0.0, label: str = "ground"
+        self,
+        height: float = 0.0,
+        *,
+        cfg: ShapeConfig | None = None,
+        mu: float | None = None,
+        restitution: float | None = None,
+        collision_group: int | None = None,
+        color=None,
+        opacity=None,
+        label: str | None = None,
     ) -> int:
-        """Add an infinite static ground plane through ``height`` [m] along the up axis, shared by all worlds."""
+        """Add an infinite static ground plane through ``height`` [m] along the up axis, shared by all worlds.
+
+        Settings as in :meth:`add_shape_plane`; the default label is ``"ground"``."""
+        label = "ground" if label is None else label
         owner = f"add_ground_plane(label={label!r})"
         h = _real(owner, "height", height)
         axis = int(Axis.from_any(self.up_axis, "add_ground_plane: ModelBuilder.up_axis"))
@@ -315,7 +311,10 @@ class ShapeBuilder:
         saved = self.current_world
         self.current_world = -1
         try:
-            return self.add_shape_plane(-1, (*p, *rot), mu=mu, restitution=restitution, label=label)
+            return self.add_shape_plane(
+                -1, (*p, *rot), cfg=cfg, mu=mu, restitution=restitution, collision_group=collision_group,
+                color=color, opacity=opacity, label=label,
+            )  # fmt: skip
         finally:
             self.current_world = saved
 
@@ -343,6 +342,8 @@ class ShapeBuilder:
         self.shape_restitution.extend(other.shape_restitution)
         self.shape_collision_group.extend(other.shape_collision_group)
         self.shape_has_collision.extend(other.shape_has_collision)
+        self.shape_margin.extend(other.shape_margin)
+        self.shape_gap.extend(other.shape_gap)
         self.shape_world.extend(remap_world(w) for w in other.shape_world)
         self.shape_label.extend(label_prefix + s for s in other.shape_label)
         self.shape_filter_pairs.update((a + s0, b + s0) for a, b in other.shape_filter_pairs)

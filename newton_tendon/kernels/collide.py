@@ -22,7 +22,7 @@ Conventions:
       move to separate. ``separation = dot(point_b - point_a, normal)`` is negative when the shapes overlap, and a
       slot is valid only when ``separation < margin``.
 
-Slots per pair (anything else, including plane-plane and every non-plane pair with a cylinder, has 0):
+Slots per pair (anything else, that is plane-plane, has 0):
 
     ================  =====  =====================================================================================
     pair              slots  content
@@ -52,9 +52,24 @@ Slots per pair (anything else, including plane-plane and every non-plane pair wi
                              crossings of the 4 incident edges with the 4 reference face edges. Coinciding points
                              are reported once. Otherwise slot 24 returns the closest points of the two support
                              edges along the best edge axis. All face-mode contacts share the face normal.
+    sphere-cylinder   1      sphere centre against the closest cylinder point (side, cap or rim)
+    capsule-cylinder  4      0-1: each segment end as a sphere; 2-3: the upper and lower end of the stretch of the
+                             segment deepest in the cylinder (as for capsule-box)
+    box-cylinder      28     0-7: box corners; 8-19: the deepest interior point of each box edge (edge k // 4 of
+                             axis k, at the signs of bits 0-1 of k % 4 on the other two axes); 20-27: cylinder rim
+                             points as for plane-cylinder, pressed along the box face axis that separates best
+    cylinder-cylinder 21     0: the closest points of the two axes, only when interior to both and not parallel
+                             (side on side); 1-8: rim points of ``a`` pressed towards ``b`` (along the line of
+                             centres) against ``b``; 9-16: rim points of ``b`` against ``a``; 17-18: the ends of the
+                             chord that ``b``'s side line nearest to ``a``'s facing cap cuts across that cap, against
+                             ``a``; 19-20: the same with ``a`` and ``b`` swapped
     ================  =====  =====================================================================================
 
-The pairs live in ``collide_plane``, ``collide_swept`` (sphere and capsule pairs) and ``collide_box``,
+Each cylinder slot tests a point of one shape's surface against the exact surface of the other
+(``collide_cylinder``), so degenerate poses (coincident centres, parallel axes) give finite results.
+
+The pairs live in ``collide_plane``, ``collide_swept`` (sphere and capsule pairs), ``collide_box`` and
+``collide_cylinder``,
 on the helpers and the ``ContactPoint`` record of ``collide_common``; this module holds the slot
 counts and the dispatch.
 """
@@ -69,6 +84,12 @@ from newton_tendon.kernels.collide_common import (
     _empty_contact,
     _segment_closest_param,
     _sphere_sphere,
+)
+from newton_tendon.kernels.collide_cylinder import (
+    _box_cylinder,
+    _capsule_cylinder,
+    _cylinder_cylinder,
+    _sphere_cylinder,
 )
 from newton_tendon.kernels.collide_plane import _plane_cylinder_rim_point, _plane_point
 from newton_tendon.kernels.collide_swept import _capsule_box, _capsule_capsule, _sphere_box
@@ -87,6 +108,10 @@ _CAPACITY = {
     (int(SHAPE_CAPSULE), int(SHAPE_CAPSULE)): 5,
     (int(SHAPE_CAPSULE), int(SHAPE_BOX)): 4,
     (int(SHAPE_BOX), int(SHAPE_BOX)): 25,
+    (int(SHAPE_SPHERE), int(SHAPE_CYLINDER)): 1,
+    (int(SHAPE_CAPSULE), int(SHAPE_CYLINDER)): 4,
+    (int(SHAPE_BOX), int(SHAPE_CYLINDER)): 28,
+    (int(SHAPE_CYLINDER), int(SHAPE_CYLINDER)): 21,
 }
 
 MAX_PAIR_CONTACTS = max(_CAPACITY.values())
@@ -101,7 +126,7 @@ def pair_contact_capacity(type_a: int, type_b: int) -> int:
         type_b: Shape type of the second shape.
 
     Returns:
-        The slot count, or 0 when the pair is not supported (plane-plane and any non-plane pair with a cylinder).
+        The slot count, or 0 when the pair is not supported (plane-plane).
     """
     return _CAPACITY.get((int(type_a), int(type_b)), 0)
 
@@ -126,17 +151,23 @@ def contact_capacity(type_a: int, type_b: int) -> int:
             return 8
         return 0
     if type_a == SHAPE_SPHERE:
-        if type_b == SHAPE_SPHERE or type_b == SHAPE_CAPSULE or type_b == SHAPE_BOX:
+        if type_b == SHAPE_SPHERE or type_b == SHAPE_CAPSULE or type_b == SHAPE_BOX or type_b == SHAPE_CYLINDER:
             return 1
         return 0
     if type_a == SHAPE_CAPSULE:
         if type_b == SHAPE_CAPSULE:
             return 5
-        if type_b == SHAPE_BOX:
+        if type_b == SHAPE_BOX or type_b == SHAPE_CYLINDER:
             return 4
         return 0
-    if type_a == SHAPE_BOX and type_b == SHAPE_BOX:
-        return 25
+    if type_a == SHAPE_BOX:
+        if type_b == SHAPE_BOX:
+            return 25
+        if type_b == SHAPE_CYLINDER:
+            return 28
+        return 0
+    if type_a == SHAPE_CYLINDER and type_b == SHAPE_CYLINDER:
+        return 21
     return 0
 
 
@@ -195,12 +226,20 @@ def collide_slot(
             b1 = _capsule_ends(xform_b, scale_b[1], 1)
             t = _segment_closest_param(b0, b1, center)
             return _sphere_sphere(center, scale_a[0], b0 + t * (b1 - b0), scale_b[0], margin)
-        return _sphere_box(center, scale_a[0], xform_b, scale_b, margin)
+        if type_b == SHAPE_BOX:
+            return _sphere_box(center, scale_a[0], xform_b, scale_b, margin)
+        return _sphere_cylinder(center, scale_a[0], xform_b, scale_b, margin)
     if type_a == SHAPE_CAPSULE:
         if type_b == SHAPE_CAPSULE:
             return _capsule_capsule(xform_a, scale_a, xform_b, scale_b, slot, margin)
-        return _capsule_box(xform_a, scale_a, xform_b, scale_b, slot, margin)
-    return _box_box(xform_a, scale_a, xform_b, scale_b, slot, margin)
+        if type_b == SHAPE_BOX:
+            return _capsule_box(xform_a, scale_a, xform_b, scale_b, slot, margin)
+        return _capsule_cylinder(xform_a, scale_a, xform_b, scale_b, slot, margin)
+    if type_a == SHAPE_BOX:
+        if type_b == SHAPE_BOX:
+            return _box_box(xform_a, scale_a, xform_b, scale_b, slot, margin)
+        return _box_cylinder(xform_a, scale_a, xform_b, scale_b, slot, margin)
+    return _cylinder_cylinder(xform_a, scale_a, xform_b, scale_b, slot, margin)
 
 
 @wp.kernel

@@ -6,7 +6,8 @@ plane, bounded or not (``collide`` lists the slots of each pair).
 
 import warp as wp
 
-from newton_tendon.kernels.collide_common import _PARALLEL_SIN, _make_contact
+from newton_tendon.kernels.collide_common import _make_contact
+from newton_tendon.kernels.collide_cylinder import cylinder_rim_point
 
 wp.set_module_options({"enable_backward": False})
 
@@ -32,25 +33,4 @@ def _plane_point(xform_plane: wp.transform, scale_plane: wp.vec3, p: wp.vec3, ra
 def _plane_cylinder_rim_point(xform_plane: wp.transform, xform_cyl: wp.transform, scale_cyl: wp.vec3, slot: int):
     """World rim point of slot ``slot`` (0-3 on the +Z cap, 4-7 on the -Z cap) of a cylinder against a plane."""
     n = wp.quat_rotate(wp.transform_get_rotation(xform_plane), wp.vec3(0.0, 0.0, 1.0))
-    q = wp.transform_get_rotation(xform_cyl)
-    axis = wp.quat_rotate(q, wp.vec3(0.0, 0.0, 1.0))
-    # Rim direction deepest along -n: the part of -n perpendicular to the axis. When the cap is parallel to the
-    # plane every rim point is equally deep, so the cylinder's local X serves as a fixed start direction.
-    down = -n - wp.dot(-n, axis) * axis
-    down_length = wp.length(down)
-    u = wp.quat_rotate(q, wp.vec3(1.0, 0.0, 0.0))
-    if down_length > _PARALLEL_SIN:
-        u = down / down_length
-    v = wp.cross(axis, u)
-    k = slot % 4
-    offset = u
-    if k == 1:
-        offset = v
-    elif k == 2:
-        offset = -u
-    elif k == 3:
-        offset = -v
-    cap_z = scale_cyl[1]
-    if slot >= 4:
-        cap_z = -scale_cyl[1]
-    return wp.transform_get_translation(xform_cyl) + cap_z * axis + scale_cyl[0] * offset
+    return cylinder_rim_point(xform_cyl, scale_cyl, n, slot, 0.0)

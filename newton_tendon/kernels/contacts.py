@@ -48,6 +48,8 @@ def collide_contact_slots(
     shape_scale: wp.array(dtype=wp.vec3),
     shape_mu: wp.array(dtype=float),
     shape_restitution: wp.array(dtype=float),
+    shape_margin: wp.array(dtype=float),
+    shape_gap: wp.array(dtype=float),
     shape_contact_pairs: wp.array(dtype=wp.vec2i),
     contact_pair: wp.array(dtype=wp.int32),
     contact_sub: wp.array(dtype=wp.int32),
@@ -57,7 +59,12 @@ def collide_contact_slots(
     # Output: the contact buffer
     contacts: ContactData,
 ):
-    """Narrow phase: evaluate slot ``contact_sub[c]`` of pair ``contact_pair[c]`` at the current poses."""
+    """Narrow phase: evaluate slot ``contact_sub[c]`` of pair ``contact_pair[c]`` at the current poses.
+
+    Each shape's ``shape_margin`` moves its contact surface outward along the normal, so the pair rests
+    ``margin_a + margin_b`` apart; a slot is a candidate when the offset surfaces are closer than
+    ``max(margin, gap_a + gap_b)``.
+    """
     c = wp.tid()
     pair = shape_contact_pairs[contact_pair[c]]
     sa = pair[0]
@@ -68,12 +75,18 @@ def collide_contact_slots(
     qb = pose_or_identity(body_q, bb)
     xa = qa * shape_transform[sa]
     xb = qb * shape_transform[sb]
-    cp = collide_slot(shape_type[sa], xa, shape_scale[sa], shape_type[sb], xb, shape_scale[sb], contact_sub[c], margin)
+    offset_a = shape_margin[sa]
+    offset_b = shape_margin[sb]
+    detect = wp.max(margin, shape_gap[sa] + shape_gap[sb])
+    cp = collide_slot(
+        shape_type[sa], xa, shape_scale[sa], shape_type[sb], xb, shape_scale[sb], contact_sub[c],
+        detect + offset_a + offset_b,
+    )  # fmt: skip
     contacts.valid[c] = cp.valid
     contacts.body_a[c] = ba
     contacts.body_b[c] = bb
-    contacts.point_a[c] = wp.transform_point(wp.transform_inverse(qa), cp.point_a)
-    contacts.point_b[c] = wp.transform_point(wp.transform_inverse(qb), cp.point_b)
+    contacts.point_a[c] = wp.transform_point(wp.transform_inverse(qa), cp.point_a + offset_a * cp.normal)
+    contacts.point_b[c] = wp.transform_point(wp.transform_inverse(qb), cp.point_b - offset_b * cp.normal)
     contacts.normal[c] = cp.normal
     contacts.mu[c] = 0.5 * (shape_mu[sa] + shape_mu[sb])
     contacts.restitution[c] = 0.5 * (shape_restitution[sa] + shape_restitution[sb])

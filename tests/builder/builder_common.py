@@ -168,7 +168,7 @@ def loose_body_in_worlds() -> ModelBuilder:
 
 
 def cylinder_vs_box() -> ModelBuilder:
-    """A cylinder and a box on two dynamic bodies of the same world: an unsupported colliding pair."""
+    """A cylinder and a box on two dynamic bodies of the same world, free to collide."""
     b = ModelBuilder()
     dynamic_body(b)
     dynamic_body(b, (0.0, 0.0, 3.0))

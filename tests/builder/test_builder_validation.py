@@ -722,21 +722,6 @@ FINALIZE_CASES = [
         r"finalize: body 'loose' \(index 2\) moves but belongs to no world",
         id="body-without-world",
     ),
-    pytest.param(
-        cylinder_vs_box, {}, r"finalize: shapes 'box' \(box\) and 'cyl' \(cylinder\) .*not supported", id="cylinder-box"
-    ),
-    pytest.param(
-        cylinder_vs_cylinder,
-        {},
-        r"finalize: shapes 'c0' \(cylinder\) and 'c1' \(cylinder\).*not supported",
-        id="cylinder-cylinder",
-    ),
-    pytest.param(
-        cylinder_vs_static_sphere,
-        {},
-        r"finalize: shapes 'rock' \(sphere\) and 'cyl' .*not supported",
-        id="cylinder-static-sphere",
-    ),
 ]
 
 
@@ -750,8 +735,17 @@ def test_finalize_rejects_invalid_scene(make, kwargs, regex, device):
     assert diff_keys(before, vars(b)) == []
 
 
-def test_unsupported_pair_is_accepted_when_it_cannot_collide(device):
-    """A cylinder-box pair finalizes once it is filtered, grouped, or one shape has no collision."""
+@pytest.mark.parametrize("make", [cylinder_vs_box, cylinder_vs_cylinder, cylinder_vs_static_sphere])
+def test_cylinder_pairs_finalize_with_contact_slots(make, device):
+    """Cylinder pairs with boxes, cylinders and spheres finalize (they were rejected before issue 26) and get
+    their slot counts; filtered, grouped apart, or non-colliding they get none."""
+    from newton_tendon.kernels.collide import pair_contact_capacity
+
+    b = make()
+    m = b.finalize(device=device)
+    assert m.shape_contact_pair_count == 1
+    kinds = sorted(b.shape_type)
+    assert m.contact_capacity == pair_contact_capacity(*kinds)
     b = cylinder_vs_box()
     b.add_shape_collision_filter_pair(0, 1)
     assert b.finalize(device=device).shape_contact_pair_count == 0
@@ -759,7 +753,7 @@ def test_unsupported_pair_is_accepted_when_it_cannot_collide(device):
     dynamic_body(b)
     dynamic_body(b)
     b.add_shape_cylinder(0, collision_group=3)
-    b.add_shape_box(1, collision_group=3)
+    b.add_shape_box(1, collision_group=4)
     b.add_shape_box(1, has_collision=False)
     b.add_shape_cylinder(0, has_collision=False)
     assert b.finalize(device=device).shape_contact_pair_count == 0

@@ -228,12 +228,13 @@ for meth, dims in SHAPES.items():
     xforms(p, own, "xform", lambda b, v, f=shape_call: f(b, xform=v))
     for dim in dims:
         reals(p, own, dim, lambda b, v, f=shape_call, dim=dim: f(b, **{dim: v}))
-    for param in ("mu", "restitution"):
-        reals(p, own, param, lambda b, v, f=shape_call, param=param: f(b, **{param: v}))
+    # None means "not passed" (the value comes from cfg or the default), so it is no wrong type here.
+    for param in ("mu", "restitution", "margin", "gap"):
+        reals(p, own, param, lambda b, v, f=shape_call, param=param: f(b, **{param: v}), none_ok=True)
     if meth != "add_shape_plane":
-        reals(p, own, "density", lambda b, v, f=shape_call: f(b, density=v))
+        reals(p, own, "density", lambda b, v, f=shape_call: f(b, density=v), none_ok=True)
         reals(p, own, "mass", lambda b, v, f=shape_call: f(b, mass=v), none_ok=True)
-    for tag, v in (("type-str", "1"), ("type-none", None), ("type-float", 1.0)):
+    for tag, v in (("type-str", "1"), ("type-float", 1.0), ("type-bool", True)):
         row(f"{p}-collision_group-{tag}", lambda b, v=v, f=shape_call: f(b, collision_group=v), TypeError, own,
             "collision_group")  # fmt: skip
     label(p, re.escape(meth), lambda b, v, meth=meth: getattr(b, meth)(0 if meth != "add_shape_plane" else -1, label=v))
@@ -242,8 +243,8 @@ flags("shape-sphere", r"add_shape_sphere", "has_collision", lambda b, v: b.add_s
 # add_ground_plane (it forwards mu, restitution and label to add_shape_plane, whose name the message carries) -----
 GROUND = r"add_ground_plane|add_shape_plane"
 reals("ground", GROUND, "height", lambda b, v: b.add_ground_plane(v))
-reals("ground", GROUND, "mu", lambda b, v: b.add_ground_plane(mu=v))
-reals("ground", GROUND, "restitution", lambda b, v: b.add_ground_plane(restitution=v))
+reals("ground", GROUND, "mu", lambda b, v: b.add_ground_plane(mu=v), none_ok=True)
+reals("ground", GROUND, "restitution", lambda b, v: b.add_ground_plane(restitution=v), none_ok=True)
 label("ground", GROUND, lambda b, v: b.add_ground_plane(label=v))
 
 # add_shape_collision_filter_pair ---------------------------------------------------------------------------------

@@ -296,8 +296,7 @@ def box_sat_separation(pose_a, half_a, pose_b, half_b):
 
 
 def test_capacities_and_device_twin_agree(device):
-    """The Python slot table matches the device function, and unsupported pairs (cylinder pairs other than with a
-    plane, plane-plane) have no slots."""
+    """The Python slot table matches the device function, and the unsupported pair (plane-plane) has no slots."""
     expected = {
         (PLANE, SPHERE): 1,
         (PLANE, CAPSULE): 2,
@@ -309,6 +308,10 @@ def test_capacities_and_device_twin_agree(device):
         (CAPSULE, CAPSULE): 5,
         (CAPSULE, BOX): 4,
         (BOX, BOX): 25,
+        (SPHERE, CYLINDER): 1,
+        (CAPSULE, CYLINDER): 4,
+        (BOX, CYLINDER): 28,
+        (CYLINDER, CYLINDER): 21,
     }
     queries = []
     for ta in range(5):
@@ -320,7 +323,7 @@ def test_capacities_and_device_twin_agree(device):
         assert int(res["capacity"][0]) == expected.get((ta, tb), 0)
         if expected.get((ta, tb), 0) == 0:
             assert res["valid"][0] == 0  # unsupported pairs never report a contact
-    assert collide.MAX_PAIR_CONTACTS == 25
+    assert collide.MAX_PAIR_CONTACTS == 28
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -199,6 +199,9 @@ def _read_shapes(v, p: str, b: ModelBuilder):
         restitution = f("restitution", _float, 0.0, 1.0)
         group = f("collision_group", _int)
         has_collision = f("has_collision", _bool)
+        # Optional (documents written before these fields existed hold neither: both 0).
+        margin = f("margin", _float, 0.0) if f.has("margin") else 0.0
+        gap = f("gap", _float, 0.0) if f.has("gap") else 0.0
         f.done()
         if body >= 0:
             _check_entity_world(
@@ -216,6 +219,8 @@ def _read_shapes(v, p: str, b: ModelBuilder):
         b.shape_restitution.append(restitution)
         b.shape_collision_group.append(group)
         b.shape_has_collision.append(has_collision)
+        b.shape_margin.append(margin)
+        b.shape_gap.append(gap)
         b.shape_world.append(world)
         b.shape_label.append(label)
 

@@ -46,6 +46,8 @@ BUILDER_FIELDS = frozenset(
         "shape_restitution",
         "shape_collision_group",
         "shape_has_collision",
+        "shape_margin",
+        "shape_gap",
         "shape_world",
         "shape_label",
         "shape_filter_pairs",

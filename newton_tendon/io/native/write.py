@@ -112,6 +112,8 @@ def to_dict(builder: ModelBuilder) -> dict:
             "restitution": _num(b.shape_restitution[i]),
             "collision_group": int(b.shape_collision_group[i]),
             "has_collision": bool(b.shape_has_collision[i]),
+            "margin": _num(b.shape_margin[i]),
+            "gap": _num(b.shape_gap[i]),
         }
         for i in range(b.shape_count)
     ]
