@@ -371,6 +371,27 @@ class Model:
         """A new State holding copies of the initial body poses and velocities (and of each STATE
         custom attribute's initial values)."""
         s = State(self)
+        if self.tendon_count:
+            # The tendon history starts seeded at the model's pose (material points at its tangent
+            # points, as newton's states do), so a pose written into the state before the first step
+            # is motion from the model's pose: a roller turned by hand rolls cable, a moved body
+            # stretches its spans. (A state seeded lazily at its first step's pose took that pose as
+            # the start and rolled nothing.)
+            from newton_tendon.kernels.cable import reset_tendons  # noqa: PLC0415
+
+            wp.launch(
+                reset_tendons,
+                dim=self.tendon_count,
+                inputs=[
+                    wp.ones(max(self.world_count, 1) + 1, dtype=wp.int32, device=self.device),
+                    tendon_model_struct(self),
+                    self.tendon_segment_initial_rest_length,
+                    self.tendon_guide_initial_active,
+                    self.body_q,
+                ],
+                outputs=[s.tendon_history],
+                device=self.device,
+            )
         self._attach_custom_attributes(s, AttributeAssignment.STATE, "Model.state")
         return s
 

@@ -88,3 +88,42 @@ def test_state_has_newtons_names_for_the_material_points(device):
     other.tendon_segment_attachment_local_l.fill_(2.0)
     s.assign(other)
     np.testing.assert_array_equal(s.tendon_segment_attachment_l_local.numpy(), 2.0)
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_a_fresh_state_is_seeded_at_the_models_pose(device, name):
+    """model.state() starts its tendon history at the model's pose (as newton's states do), so a roller
+    turned by hand before the first step rolls cable. A kinematic roller (r = 0.1 m, mu = 10) between
+    two anchors, both spans preloaded to T = 10 N (1 cm stretch, compliance 1e-3 m/N), turned by
+    a = 0.02 rad: rolling without slip moves r a = 2 mm of material from one span to the other
+    (T = 12 N and 8 N, well inside the capstan bound e^(mu theta) on the 0.5 rad wrap). A state seeded
+    at its first step's pose took the turned pose as the start and moved nothing. Bound 1e-5 m: the
+    spans' elastic response to 2 N is 2e-3 m of stretch, not of material; material moves exactly."""
+    b = nt.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    z = (0.0, 0.0, 1.0)
+    left = b.add_body(xform=(-0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=0.0, is_kinematic=True)
+    pulley = b.add_body(mass=0.0, is_kinematic=True)
+    right = b.add_body(xform=(0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=0.0, is_kinematic=True)
+    free = float(np.sqrt(0.4**2 - 0.1**2))  # tangent length from each anchor to the roller
+    b.add_tendon(
+        [
+            TendonGuide(body=left, axis=z),
+            TendonGuide(body=pulley, guide_type=TendonGuideType.ROLLER, radius=0.1, orientation=1, mu=10.0,
+                        axis=z, compliance=1e-3, rest_length=free - 0.01),  # fmt: skip
+            TendonGuide(body=right, axis=z, compliance=1e-3, rest_length=free - 0.01),
+        ]
+    )
+    b.color()
+    model = b.finalize(device)
+    solver = SOLVERS[name](model, iterations=8)
+    s0, s1 = model.state(), model.state()
+    assert int(s0.tendon_seeded.numpy()[0]) == 1
+    before = s0.tendon_segment_rest_length.numpy().copy()
+    q = s0.body_q.numpy()
+    a = 0.02
+    q[pulley, 3:] = [0.0, 0.0, np.sin(a / 2), np.cos(a / 2)]
+    s0.body_q.assign(q)
+    solver.step(s0, s1, model.control(), None, 1.0 / 60.0)
+    moved = s1.tendon_segment_rest_length.numpy() - before
+    np.testing.assert_allclose(np.abs(moved), [0.1 * a, 0.1 * a], atol=1e-5)
+    assert moved[0] == pytest.approx(-moved[1], abs=1e-6)
