@@ -73,7 +73,8 @@ class State:
         """Cable paid out at each winch guide so far [m] (what the solver applied of
         ``Control.tendon_guide_winch_length``; 0 at other guides), shape [tendon_guide_count], float32."""
         self.tendon_seeded = wp.zeros(nt, dtype=wp.int32, device=dev)
-        """1 once a tendon's history was initialized (the first step seeds it from the model's baseline),
+        """1 once a tendon's history was initialized: ``Model.state()`` seeds it at the model's pose; a
+        state built otherwise (all zero) is seeded from the model's baseline at its first step's pose,
         shape [tendon_count], int32."""
         nj, nc = model.joint_count, model.contact_capacity
         self.joint_multiplier = wp.zeros(nj, dtype=wp.spatial_vector, device=dev)
