@@ -111,6 +111,28 @@ def d6_euler_rates(u: wp.mat33, w: wp.vec3):
     return wp.transpose(u) * w
 
 
+@wp.func
+def anchor_velocities(
+    bodies: BodyModel,
+    body_q: wp.array(dtype=wp.transform),
+    qd_p: wp.spatial_vector,
+    qd_c: wp.spatial_vector,
+    p: int,
+    c: int,
+    xp: wp.vec3,
+    xc: wp.vec3,
+):
+    """Velocities [m/s] of the parent and child anchor points ``xp``, ``xc`` (world) and the parent's
+    angular velocity [rad/s] (zero for the world): v = v_com + w x (x - x_com). Returns (vp, vc, wp)."""
+    vp = wp.vec3(0.0)
+    wpv = wp.vec3(0.0)
+    if p >= 0:
+        wpv = wp.spatial_bottom(qd_p)
+        vp = wp.spatial_top(qd_p) + wp.cross(wpv, xp - wp.transform_point(body_q[p], bodies.com[p]))
+    vc = wp.spatial_top(qd_c) + wp.cross(wp.spatial_bottom(qd_c), xc - wp.transform_point(body_q[c], bodies.com[c]))
+    return vp, vc, wpv
+
+
 @wp.kernel
 def eval_joint_coordinates(
     # Model:
@@ -157,13 +179,7 @@ def eval_joint_coordinates(
         xp = wp.transform_get_translation(X_wp)
         xc = wp.transform_get_translation(X_wc)
         d = xc - xp
-        # Velocities of the two anchor points.
-        vp = wp.vec3(0.0)
-        wpv = wp.vec3(0.0)
-        if p >= 0:
-            wpv = wp.spatial_bottom(qd_p)
-            vp = wp.spatial_top(qd_p) + wp.cross(wpv, xp - wp.transform_point(body_q[p], bodies.com[p]))
-        vc = wp.spatial_top(qd_c) + wp.cross(wp.spatial_bottom(qd_c), xc - wp.transform_point(body_q[c], bodies.com[c]))
+        vp, vc, wpv = anchor_velocities(bodies, body_q, qd_p, qd_c, p, c, xp, xc)
         joint_q[qs] = wp.dot(d, a_w)
         joint_qd[ds] = wp.dot(vc - vp, a_w) + wp.dot(d, wp.cross(wpv, a_w))
     elif jt == JOINT_BALL:
@@ -195,12 +211,7 @@ def eval_joint_coordinates(
         xp = wp.transform_get_translation(X_wp)
         xc = wp.transform_get_translation(X_wc)
         d = xc - xp
-        vp = wp.vec3(0.0)
-        wpv = wp.vec3(0.0)
-        if p >= 0:
-            wpv = wp.spatial_bottom(qd_p)
-            vp = wp.spatial_top(qd_p) + wp.cross(wpv, xp - wp.transform_point(body_q[p], bodies.com[p]))
-        vc = wp.spatial_top(qd_c) + wp.cross(wp.spatial_bottom(qd_c), xc - wp.transform_point(body_q[c], bodies.com[c]))
+        vp, vc, wpv = anchor_velocities(bodies, body_q, qd_p, qd_c, p, c, xp, xc)
         for k in range(n_lin):
             a_w = wp.quat_rotate(rot_p, joints.axis[ds + k])
             joint_q[qs + k] = wp.dot(d, a_w)
