@@ -2,9 +2,11 @@
 
 ``RoutedTendonLaunchers`` is a mixin of :class:`~newton_tendon.solvers.SolverBase`: it allocates the
 tendon diagnostics every tendon-capable solver reports (``tendon_length``,
-``tendon_segment_material_tension``, ``tendon_segment_rest_length``, ...) and the scratch the shared
-cable kernels use, launches the step start (``begin_step``) and the end-of-step diagnostics of
-``newton_tendon.kernels.cable``, and validates in-place tendon edits for ``notify_model_changed``.
+``tendon_segment_material_tension``, ``tendon_segment_rest_length``, ``tendon_segment_lambda``, ...;
+newton's names and meanings, docs/migration.md) and the scratch the shared cable kernels use, fills
+the diagnostics at construction and on ``reset`` (as newton does), launches the step start
+(``begin_step``) and the end-of-step diagnostics of ``newton_tendon.kernels.cable``, and validates
+in-place tendon edits for ``notify_model_changed``.
 The solver's own tendon pass stays in the solver (``SolverXPBD``, ``SolverVBD``).
 """
 
@@ -85,9 +87,10 @@ class RoutedTendonLaunchers:
             wp.clone(m.tendon_segment_initial_rest_length, device=dev) if ns else wp.zeros(0, dtype=float, device=dev)
         )
         """Material rest length of each span slot [m] after the last step: a copy of the stepped
-        ``State.tendon_segment_rest_length`` (the model's baseline ``tendon_segment_initial_rest_length``
-        until the first step), shape [tendon_segment_count], float32. Read-only diagnostic; edit the
-        State's array to change the material."""
+        ``State.tendon_segment_rest_length`` (at construction the history a fresh State seeds at the
+        model's pose, after ``reset`` the reset State's), shape [tendon_segment_count], float32. The
+        cable rolled off the rollers during the step (``tendon_segment_rolling_delta_l/_r``) joins it at
+        the next step start. Read-only diagnostic; edit the State's array to change the material."""
         starts = m.tendon_start.numpy() if nt else np.zeros(1, dtype=np.int32)
         authored_l = [g for t in range(nt) for g in range(int(starts[t]), int(starts[t + 1]) - 1)]
         self.tendon_segment_guide_l = wp.array(np.asarray(authored_l, dtype=np.int32), dtype=wp.int32, device=dev)

@@ -299,3 +299,25 @@ def test_cone_sweep_count(device, solver):
     assert counts[(0.0, 1e-3)] == 0
     assert counts[(0.2, 0.0)] == 12
     assert 1 <= counts[(0.2, 1e-3)] <= 12
+
+
+def test_masked_reset_refreshes_only_the_selected_worlds(device, solver):
+    """``reset(state, world_mask=...)`` refreshes the diagnostics of the selected worlds' tendons to
+    their construction values (bitwise, as above) and leaves the other worlds' as the last step left
+    them, per segment, guide and tendon."""
+    scene = nt.ModelBuilder()
+    scene.replicate(hanging(damping=5.0), 3)
+    model, sv = make(scene, device, solver)
+    initial = {name: getattr(sv, name).numpy().copy() for name in DIAGNOSTICS}
+    state = run(model, sv, 30)
+    stepped = {name: getattr(sv, name).numpy().copy() for name in DIAGNOSTICS}
+    assert not np.array_equal(stepped["tendon_segment_material_tension"], initial["tendon_segment_material_tension"])
+    sv.reset(state, world_mask=model.world_mask([1]))
+    for name in DIAGNOSTICS:
+        now = getattr(sv, name).numpy()
+        # One tendon per world, one segment and two guides per tendon.
+        per_world = now.shape[0] // 3
+        for w in range(3):
+            part = slice(per_world * w, per_world * (w + 1))
+            expected = initial[name] if w == 1 else stepped[name]
+            np.testing.assert_array_equal(now[part], expected[part], err_msg=f"{name}, world {w}")
