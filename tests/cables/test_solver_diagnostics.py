@@ -161,10 +161,10 @@ def test_construction_reports_the_seeded_history(device, solver):
 
 
 def test_reset_restores_the_construction_values(device, solver):
-    """After steps that roll cable, slide it and load the spans, ``reset(state)`` (state at the model's
-    pose) and ``reset(state, flags=0)`` (solver history only) report exactly what the solver reported
-    when it was built, bitwise: the same seeded history at the same pose. The rest lengths equal the
-    reset State's at once (they lagged until the next step)."""
+    """After steps that roll cable, slide it and load the spans, ``reset(state)`` (bodies back at the
+    model's pose) and ``reset(fresh state, flags=0)`` (the State's history only, as newton's) report
+    exactly what the solver reported when it was built, bitwise: the same seeded history at the same
+    pose. The rest lengths equal the reset State's at once (they lagged until the next step)."""
     b, k = roller_route(mu=0.3)
     model, sv = make(b, device, solver)
     initial = {name: getattr(sv, name).numpy().copy() for name in DIAGNOSTICS}
