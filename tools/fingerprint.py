@@ -42,6 +42,10 @@ DIAGNOSTICS = (
     "coupling_force",
 )
 """Solver result arrays hashed with ``body_q`` (those a solver has; missing ones are skipped)."""
+SOURCES = {"tendon_segment_lambda": "_tendon_lambda"}
+"""Diagnostics hashed from another array under their old name: the XPBD multiplier T dt^2 the passes
+accumulate is private since the public ``tendon_segment_lambda`` reports newton's -T dt (issue 26), so
+fingerprints stay comparable across that change."""
 
 
 def digest(state, solver) -> str:
@@ -49,7 +53,9 @@ def digest(state, solver) -> str:
     h.update(np.ascontiguousarray(state.body_q.numpy()).tobytes())
     h.update(np.ascontiguousarray(state.body_qd.numpy()).tobytes())
     for name in DIAGNOSTICS:
-        a = getattr(solver, name, None)
+        a = getattr(solver, SOURCES.get(name, name), None)
+        if a is None:
+            a = getattr(solver, name, None)
         if a is not None and getattr(a, "size", 0):
             h.update(name.encode())
             h.update(np.ascontiguousarray(a.numpy()).tobytes())

@@ -372,6 +372,9 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         unless ``remeasure=True``: then spans whose authored rest length was negative ("measure at
         the initial pose") and dynamic rollers are measured again at the restored pose, as if the
         model had been built there.
+
+        The solver's tendon diagnostics of the reset worlds are refreshed at once from the re-seeded
+        state at its pose (at the model's pose they equal the values at construction).
         """
         m = self.model
         name = type(self).__name__
@@ -467,6 +470,7 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
                 outputs=[state.tendon_history],
                 device=self.device,
             )
+        self._report_reset_tendons(mask, state)
 
     def notify_model_changed(self, flags: int):
         """Tell the solver which model arrays were edited in place (host side, outside graph capture).

@@ -249,6 +249,7 @@ class SolverVBD(SolverBase):
         # relax_tendon predicts from the tension the rows exerted in the last sweep (times dt^2),
         # kept privately: the public tendon_segment_lambda (XPBD's multiplier) stays zero.
         self._tendon_work.lam = wp.zeros(ns, dtype=float, device=dev)
+        self._reports_xpbd_multiplier = False
         self._default_control = Control(m)
         # Hard transmission rows need last step's impulses to hold a static load in 8 iterations
         # (a coupling from zero settled 30 % off at 8 iterations); they are State history.

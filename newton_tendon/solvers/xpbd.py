@@ -96,7 +96,9 @@ class SolverXPBD(SolverBase):
         self._predict(state_in, state_out, control, dt)
         self._begin_tendon_step(state_in, state_out, control)
         self._begin_transmissions(state_in, state_out, control, dt)
-        for _ in range(self.iterations):
+        for it in range(self.iterations):
+            if it == self.iterations - 1:
+                self._mark_last_tendon_iteration()
             self._solve_positions(state_in, state_out, control, contacts, dt)
         self._update_velocities(state_in, state_out, dt)
         if contacts is not None and self.model.contact_capacity:

@@ -447,7 +447,7 @@ def test_force_winch_pulls_cable_past_a_zero_length_span_at_the_floor(device, so
     force = 20.0
     sim.control.tendon_guide_winch_force.assign(np.array([force, 0.0, 0.0, 0.0], np.float32))
     e = np.exp(mu * np.pi)
-    lam = sim.solver.tendon_segment_lambda if solver == "xpbd" else sim.solver._tendon_work.lam
+    lam = sim.solver._tendon_lambda if solver == "xpbd" else sim.solver._tendon_work.lam
     for _ in range(4):
         sim.step(DT)
         applied = lam.numpy().astype(np.float64) / DT**2

@@ -130,13 +130,14 @@ CAPSTAN_ULPS = 4.0
 
 def applied_tension(solver) -> np.ndarray:
     """Tension [N] each span's row applied to the bodies in the step: XPBD's multiplier lambda/dt^2,
-    SolverVBD's tension of the last sweep (its private ``_tendon_work.lam``, T dt^2). The capstan
+    SolverVBD's tension of the last sweep (its private ``_tendon_work.lam``, T dt^2). XPBD's is read
+    from its private ``_tendon_lambda`` (T dt^2), the array the passes accumulate. The capstan
     bound is enforced on these (the material relaxation runs on the predicted multipliers). The
     reported material tension of a compliant span is its constitutive (l - L)/c instead, which also
     holds the row's residual after ITERATIONS iterations divided by c: a fuzz case at c = 1.8e-6 m/N
     reported 63.6 N (XPBD) and 36.6 N (VBD) at rest where 19.6 N was applied (9 % at 32 iterations,
     0.1 % at 128), so it is not a capstan quantity until the rows converge."""
-    lam = solver.tendon_segment_lambda if isinstance(solver, SOLVERS["xpbd"]) else solver._tendon_work.lam
+    lam = solver._tendon_lambda if isinstance(solver, SOLVERS["xpbd"]) else solver._tendon_work.lam
     return lam.numpy().astype(np.float64) / (DT * DT)
 
 

@@ -805,7 +805,7 @@ class CableDiagnostics:
 def applied_tension(solver) -> np.ndarray:
     """Tension [N] each span's row applied in the step (XPBD: lambda / dt^2; VBD: its last sweep's
     tension, ``_tendon_work.lam`` = T dt^2); the capstan bound holds on these (tests/fuzz/cable_scenes.py)."""
-    lam = solver.tendon_segment_lambda if isinstance(solver, SolverXPBD) else solver._tendon_work.lam
+    lam = solver._tendon_lambda if isinstance(solver, SolverXPBD) else solver._tendon_work.lam
     return lam.numpy().astype(np.float64) / (DT * DT)
 
 

@@ -451,7 +451,7 @@ def test_cable_extremely_stiff(device, solver):
     sim.step(240, check_every=60)
     z = sim.q()[0, 2]
     if solver == "xpbd":
-        carried = sim.solver.tendon_segment_lambda.numpy()[0] / DT**2
+        carried = -sim.solver.tendon_segment_lambda.numpy()[0] / DT  # newton's convention: -T dt
     else:
         carried = sim.s0.tendon_segment_multiplier.numpy()[0]
     assert abs(z + 1.0) < 1e-5

@@ -80,7 +80,7 @@ working and a caller need not know which module holds X.
 - ``vbd_rows``: SolverVBD's rows (``TendonLinearization``), run and chain tensions, the dual step.
 - ``vbd_relax``: SolverVBD's step 1 and relaxation (``relax_tendon_vbd``).
 - ``vbd_linearize``: SolverVBD's pass (``linearize_tendons``) and its kept rows.
-- ``diagnostics``: ``tendon_diagnostics``.
+- ``diagnostics``: ``tendon_diagnostics``, ``reset_tendon_report``.
 
 Dependencies run down this list (a module imports only modules above it). The kernels compile into
 the Warp modules named in ``constants``, not into the Python modules that hold them
@@ -124,7 +124,11 @@ from newton_tendon.kernels.cable.constants import (  # noqa: F401
     XPBD_MODULE,
     chain_vec,
 )
-from newton_tendon.kernels.cable.diagnostics import tendon_diagnostic, tendon_diagnostics  # noqa: F401
+from newton_tendon.kernels.cable.diagnostics import (  # noqa: F401
+    reset_tendon_report,
+    tendon_diagnostic,
+    tendon_diagnostics,
+)
 from newton_tendon.kernels.cable.history import (  # noqa: F401
     add_material,
     begin_step,

@@ -1,16 +1,22 @@
-"""Routed cables: the per-step diagnostics (``tendon_diagnostics``): span tensions (material and
-damping), end points, guide wraps and activity, and each tendon's material and geometric totals at
-the step's final pose, written to ``TendonDiagnostics`` for the solver's diagnostic arrays.
+"""Routed cables: the solver's tendon diagnostics (``tendon_diagnostics``): span tensions (material
+and damping), end points, the cable each span took from its rollers this step, guide wraps and
+activity, each tendon's material and geometric totals, and the XPBD multipliers in newton's
+convention, written to ``TendonDiagnostics`` for the solver's diagnostic arrays.
 
-Reads the geometry the step cached (``cached``) for spans between world guides and recomputes the
-others with ``span.span_length``.
+After a step (``stepped`` = 1) it reads the geometry the step cached (``cached``) for spans between
+world guides and recomputes the others with ``span.span_length``. At solver construction and after a
+reset (``stepped`` = 0) it reports a seeded history at its pose: no row has acted, no damper has a
+rate and nothing has rolled, so those diagnostics are 0 and every span is measured with
+``span_length``.
 """
 
 import warp as wp
 
 from newton_tendon.kernels.cable.cached import TendonGeometry, world_span
-from newton_tendon.kernels.cable.constants import STEP_MODULE, STIFF_REPORT_COMPLIANCE
+from newton_tendon.kernels.cable.constants import FOLD_ROUNDING, STEP_MODULE, STIFF_REPORT_COMPLIANCE
 from newton_tendon.kernels.cable.span import (
+    arc_arriving,
+    arc_leaving,
     left_guide,
     material_wrap,
     out_segment,
@@ -20,6 +26,7 @@ from newton_tendon.kernels.cable.span import (
     span_length,
 )
 from newton_tendon.kernels.cable.types import TendonDiagnostics, TendonHistory, TendonWork
+from newton_tendon.kernels.math import world_selected
 from newton_tendon.kernels.routing import (
     TendonModel,
     bend_angle,
@@ -38,6 +45,8 @@ wp.set_module_options({"enable_backward": False})
 def tendon_diagnostic(
     tm: TendonModel,
     t: int,
+    stepped: int,
+    xpbd: int,
     dt: float,
     body_q: wp.array(dtype=wp.transform),
     hist: TendonHistory,
@@ -81,6 +90,11 @@ def tendon_diagnostic(
         attach_l[s] = wp.vec3()
         attach_r[s] = wp.vec3()
         seg_compliance[s] = 0.0
+        diag.seg_damping[s] = 0.0
+        diag.rolling_l[s] = 0.0
+        diag.rolling_r[s] = 0.0
+        diag.lam_out[s] = 0.0
+        diag.dlam_out[s] = 0.0
         if active[g] == 0:
             continue
         gl = left_guide(g, active)
@@ -88,7 +102,7 @@ def tendon_diagnostic(
         xl = cached_l
         xr = cached_r
         length = float(0.0)
-        if world_span(tm, gl, g):
+        if stepped != 0 and world_span(tm, gl, g):
             length = geo.length[s]
         else:
             xl_now, xr_now, length_now = span_length(tm, gl, g, body_q, ml[s], mr[s], rest[s])
@@ -97,11 +111,28 @@ def tendon_diagnostic(
             length = length_now
         comp = span_compliance(tm, s, bypass)
         seg_compliance[s] = comp
+        diag.seg_damping[s] = span_damping(tm, s, bypass)
         if comp > STIFF_REPORT_COMPLIANCE:
             material_tension[s] = (length - rest[s]) / comp
-            damping_tension[s] = span_damping(tm, s, bypass) * ((length - rest[s]) - stretch0[s]) / dt
-        else:
+            if stepped != 0:
+                damping_tension[s] = span_damping(tm, s, bypass) * ((length - rest[s]) - stretch0[s]) / dt
+        elif stepped != 0:
             material_tension[s] = lam[s] / (dt * dt)
+        if stepped != 0:
+            # The arcs the tangent points moved over the rollers' bodies this step: cable the span
+            # took from (> 0) or gave to (< 0) each roller, which the next step start folds into
+            # its rest length. Below the fold's rounding bound they are float32 noise of the
+            # body-local round trip, which the fold leaves alone too: reported as 0.
+            arc_l = arc_leaving(tm, gl, body_q, ml[s], xl)
+            arc_r = arc_arriving(tm, g, body_q, xr, mr[s])
+            scale = wp.max(wp.max(wp.length(xl), wp.length(xr)), 1.0)
+            if wp.abs(arc_l + arc_r) > FOLD_ROUNDING * scale:
+                diag.rolling_l[s] = -arc_l
+                diag.rolling_r[s] = -arc_r
+            if xpbd != 0:
+                # newton's convention: lambda = -T dt [N s]; ours is T dt^2 [N s^2].
+                diag.lam_out[s] = -lam[s] / dt
+                diag.dlam_out[s] = -(lam[s] - diag.lam_prev[s]) / dt
         guide_l[s] = gl
         guide_r[s] = g
         attach_l[s] = xl
@@ -128,12 +159,16 @@ def tendon_diagnostic(
 
 @wp.kernel(module=STEP_MODULE)
 def tendon_diagnostics(
+    # Input:
+    world_mask: wp.array(dtype=wp.int32),
+    stepped: int,
+    xpbd: int,
     # Model:
     tm: TendonModel,
     tendon_count: int,
     chunk: int,
     dt: float,
-    # State: the state the step wrote
+    # State: the state the step wrote (or the seeded history to report)
     body_q: wp.array(dtype=wp.transform),
     hist: TendonHistory,
     # Scratch:
@@ -142,18 +177,54 @@ def tendon_diagnostics(
     # Output:
     diag: TendonDiagnostics,
 ):
-    """Tensions, span endpoints, wraps and cable totals at the step's final pose.
+    """Tensions, span endpoints, rolled cable, wraps and cable totals at the pose ``body_q``, for the
+    tendons of the worlds ``world_mask`` selects (``math.world_selected``: 1 = report; the last entry
+    for tendons in no world).
 
-    Material tension: ``(l - L)/c`` for a compliant span, ``lambda/dt^2`` for an inextensible one
-    or one stiffer than ``STIFF_REPORT_COMPLIANCE`` (XPBD's multiplier; VBD passes its rows' last
-    exerted tension times dt^2); such spans report no separate damping tension.
-    Damping tension: ``d (C - C_0)/dt`` with ``C = l - L`` and ``C_0`` its value at the step start
-    (compliant spans only). ``total_cable`` is the material
-    ``sum L + sum r theta(m_in -> m_out)``; ``total_length`` the geometric ``sum |x_r - x_l| + sum r theta``.
-    Spans between world guides read the geometry ``begin_step`` cached (``TendonGeometry``).
+    After a step (``stepped`` = 1, at its final pose): material tension ``(l - L)/c`` for a compliant
+    span, ``lambda/dt^2`` for an inextensible one or one stiffer than ``STIFF_REPORT_COMPLIANCE``
+    (XPBD's multiplier; VBD passes its rows' last exerted tension times dt^2); such spans report no
+    separate damping tension. Damping tension: ``d (C - C_0)/dt`` with ``C = l - L`` and ``C_0`` its
+    value at the step start (compliant spans only). Rolled cable per span end: ``-r phi`` of the arc
+    between the end's material point and its tangent point (``span.arc_leaving``/``arc_arriving``).
+    With ``xpbd`` = 1 the multipliers in newton's convention, ``-lambda/dt`` = -T dt [N s], and their
+    change over the last iteration (``diag.lam_prev``: the multipliers before it).
+    At construction or reset (``stepped`` = 0): the same from the seeded history, with the tensions of
+    stiff spans, damping, rolled cable and multipliers 0 (nothing has acted yet); ``dt`` is unused.
+    ``total_cable`` is the material ``sum L + sum r theta(m_in -> m_out)``; ``total_length`` the
+    geometric ``sum |x_r - x_l| + sum r theta``. After a step, spans between world guides read the
+    geometry ``begin_step`` cached (``TendonGeometry``).
 
     A thread takes the tendons ``[chunk tid, chunk (tid + 1))`` (package docstring: *Chunks*).
     """
     t0 = wp.tid() * chunk
     for t in range(t0, wp.min(t0 + chunk, tendon_count)):
-        tendon_diagnostic(tm, t, dt, body_q, hist, work, geo, diag)
+        if world_selected(world_mask, tm.world[t]):
+            tendon_diagnostic(tm, t, stepped, xpbd, dt, body_q, hist, work, geo, diag)
+
+
+@wp.kernel(module=STEP_MODULE)
+def reset_tendon_report(
+    # Input:
+    world_mask: wp.array(dtype=wp.int32),
+    # Model:
+    tm: TendonModel,
+    # State: the re-seeded history
+    hist: TendonHistory,
+    # Output: the solver's copies
+    tendon_segment_rest_length: wp.array(dtype=float),
+    tendon_segment_attachment_l_local: wp.array(dtype=wp.vec3),
+    tendon_segment_attachment_r_local: wp.array(dtype=wp.vec3),
+    tendon_cone_sweep_count: wp.array(dtype=wp.int32),
+):
+    """The solver's copies of the reset worlds' material (rest lengths, material points) from the
+    re-seeded history; their sweep counts to 0. One thread per tendon (``math.world_selected``)."""
+    t = wp.tid()
+    if not world_selected(world_mask, tm.world[t]):
+        return
+    tendon_cone_sweep_count[t] = 0
+    for g in range(tm.start[t] + 1, tm.start[t + 1]):
+        s = seg_index(t, g)
+        tendon_segment_rest_length[s] = hist.rest[s]
+        tendon_segment_attachment_l_local[s] = hist.ml[s]
+        tendon_segment_attachment_r_local[s] = hist.mr[s]

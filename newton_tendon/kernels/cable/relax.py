@@ -276,7 +276,9 @@ def capstan_sweeps(
 ):
     """Step 3b of ``relax_material``: Gauss-Seidel sweeps over tendon t's frictional guides, moving
     material between the runs on either side until T_tight <= exp(mu theta) T_slack (``w_guide``,
-    ``w_run``: the force winch's drum and run from 3a, or -1)."""
+    ``w_run``: the force winch's drum and run from 3a, or -1). Returns the number of sweeps run (1 to
+    ``max_sweeps``: the sweep whose change was within ``settle_tol`` of the largest tension is counted;
+    ``settle_tol`` = 0 runs all ``max_sweeps``)."""
     rest = hist.rest
     active = hist.active
     lam_hat = work.lam_hat
@@ -296,7 +298,9 @@ def capstan_sweeps(
     #     guides) passes material straight through: the runs on both sides of it exchange material
     #     across the product of the ratios, and its tension follows the slipping side. Without a
     #     frictional guide the first sweep would change nothing and stop.
+    sweeps = int(0)
     for _sweep in range(max_sweeps):
+        sweeps += 1
         change = float(0.0)
         scale = float(0.0)
         for g in range(g0 + 1, g1 - 1):
@@ -464,8 +468,10 @@ def capstan_sweeps(
                         lam_hat[seg_index(t, h)] = tension
                 e_part = e_part * ratio[run_end[fm]]
                 fm = run_first[out_segment(t, run_end[fm], active)]
-        if change <= settle_tol * scale:
+        # settle_tol = 0 asks for every sweep (newton's meaning of the control): no early stop.
+        if settle_tol > 0.0 and change <= settle_tol * scale:
             break
+    return sweeps
 
 
 @wp.func(inline=True)
@@ -498,8 +504,11 @@ def relax_material(
     # 3a. Frictionless runs (``frictionless_runs``).
     w_guide, w_run = frictionless_runs(tm, t, dt2, hist, work, geo)
     # 3b. Frictional guides (``capstan_sweeps``); without one the first sweep would change nothing.
+    #     ``work.sweeps`` counts the sweeps this pass ran (0: the runs of 3a were the whole answer).
+    sweeps = int(0)
     if frictional != 0:
-        capstan_sweeps(tm, t, max_sweeps, settle_tol, w_guide, w_run, hist, work, geo)
+        sweeps = capstan_sweeps(tm, t, max_sweeps, settle_tol, w_guide, w_run, hist, work, geo)
+    work.sweeps[t] = sweeps
 
     # 4. A length winch whose rigid run is still stretched has reeled in cable nobody gives: it stalls.
     stall_length_winch(t, g0, out_segment(t, g0, active), tm, active, hist, work, geo)

@@ -50,16 +50,25 @@ class TendonWork:
     run_skip: wp.array(dtype=wp.int32)
     wrap_error: wp.array(dtype=wp.int32)
     winch_force: wp.array(dtype=float)
+    sweeps: wp.array(dtype=wp.int32)
 
 
 @wp.struct
 class TendonDiagnostics:
-    """Solver diagnostics written after each step (names as on the solver, see ``SolverBase``)."""
+    """Solver diagnostics written after each step and at construction and reset (names as on the
+    solver, see ``RoutedTendonLaunchers``). ``lam_prev`` is read: the XPBD multipliers before the last
+    iteration; ``lam_out``/``dlam_out`` are newton's sign and units of the multiplier and its last step."""
 
     material_tension: wp.array(dtype=float)
     damping_tension: wp.array(dtype=float)
     seg_active: wp.array(dtype=wp.int32)
     seg_compliance: wp.array(dtype=float)
+    seg_damping: wp.array(dtype=float)
+    rolling_l: wp.array(dtype=float)
+    rolling_r: wp.array(dtype=float)
+    lam_prev: wp.array(dtype=float)
+    lam_out: wp.array(dtype=float)
+    dlam_out: wp.array(dtype=float)
     guide_l: wp.array(dtype=wp.int32)
     guide_r: wp.array(dtype=wp.int32)
     guide_active: wp.array(dtype=wp.int32)
