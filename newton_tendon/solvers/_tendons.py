@@ -79,8 +79,9 @@ class RoutedTendonLaunchers:
         row; 0 where ``tendon_segment_lambda`` is 0 by rule (SolverVBD, inactive spans, construction,
         reset), shape [tendon_segment_count], float32."""
         self.tendon_segment_material_tension = wp.zeros(ns, dtype=float, device=dev)
-        """Tension per span [N]: constitutive (l - L)/c, or the tension the row applied for spans with
-        c <= 1e-6 m/N (their stretch is a few float32 ulps)."""
+        """Tension per span [N]: constitutive max((l - L)/c, 0) (a slack span carries none, as newton
+        reports it), or the tension the row applied for spans with c <= 1e-6 m/N (their stretch is a
+        few float32 ulps)."""
         self.tendon_segment_damping_tension = wp.zeros(ns, dtype=float, device=dev)
         """Signed damping tension per span [N]: d * dl/dt."""
         self.tendon_segment_rest_length = (

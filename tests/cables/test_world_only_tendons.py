@@ -44,3 +44,31 @@ def test_a_tendon_over_world_guides_relaxes_without_any_body(device, name, unuse
     np.testing.assert_allclose(s.tendon_segment_rest_length.numpy(), [0.9, 0.9], atol=1e-3)
     np.testing.assert_allclose(solver.tendon_segment_material_tension.numpy(), [10.0, 10.0], atol=0.3)
     assert float(s.tendon_segment_rest_length.numpy().sum()) == pytest.approx(1.8, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_a_slack_span_reports_no_tension(device, name):
+    """A cable cannot push: a span with more cable than its length (rest 2 m between world anchors
+    1 m apart, compliance 0.01 m/N) reports a material tension of exactly 0 N, as newton reports it;
+    (l - L)/c would read -100 N. The taut span of the same route still reads its (l - L)/c."""
+    b = nt.ModelBuilder()
+    b.add_tendon(
+        [
+            TendonGuide(body=-1, offset=(0.0, 0.0, 0.0)),
+            TendonGuide(body=-1, offset=(1.0, 0.0, 0.0), compliance=0.01, rest_length=2.0),
+        ]
+    )
+    b.add_tendon(
+        [
+            TendonGuide(body=-1, offset=(0.0, 1.0, 0.0)),
+            TendonGuide(body=-1, offset=(1.0, 1.0, 0.0), compliance=0.01, rest_length=0.9),
+        ]
+    )
+    b.color()
+    model = b.finalize(device)
+    solver = SOLVERS[name](model, iterations=2)
+    s, o = model.state(), model.state()
+    solver.step(s, o, model.control(), None, 0.01)
+    tension = solver.tendon_segment_material_tension.numpy()
+    assert tension[0] == 0.0
+    assert tension[1] == pytest.approx(10.0, rel=1e-4)

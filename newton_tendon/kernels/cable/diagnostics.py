@@ -113,7 +113,8 @@ def tendon_diagnostic(
         seg_compliance[s] = comp
         diag.seg_damping[s] = span_damping(tm, s, bypass)
         if comp > STIFF_REPORT_COMPLIANCE:
-            material_tension[s] = (length - rest[s]) / comp
+            # A cable cannot push: a slack span (l < L) carries no tension, as newton reports it.
+            material_tension[s] = wp.max((length - rest[s]) / comp, 0.0)
             if stepped != 0:
                 damping_tension[s] = span_damping(tm, s, bypass) * ((length - rest[s]) - stretch0[s]) / dt
         elif stepped != 0:
