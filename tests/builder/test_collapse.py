@@ -370,7 +370,9 @@ def test_collapse_into_world_keeps_the_motion(solver, device):
 def test_collapse_of_a_moving_weld_converges_to_the_same_motion(solver, device):
     """A hinged arm with a welded tip versus the merged rigid body: both integrate the same physical pendulum
     (the merged mass properties are the pair's), so their difference is the integrator's first-order error of
-    the two-body weld: it halves with dt (ratio 2 +- 0.5) and is below 5e-4 (quaternion units) at dt = 1/480 s."""
+    the two-body weld: it halves with dt and is small. Measured at dt = 1/240 and 1/480 s: 4.58e-4 and 2.27e-4
+    (ratio 2.02) on XPBD, 5.22e-4 and 2.68e-4 (ratio 1.95) on VBD (quaternion units). Bounds: ratio 1.8..2.2 (a
+    zero-order error gives 1, second order 4) and 3.5e-4 at 1/480 s (30 % above the larger measurement)."""
     diffs = []
     for n in (240, 480):
         a = Sim(welded_pair(), device, solver=solver, iterations=16, contacts=False)
@@ -381,8 +383,8 @@ def test_collapse_of_a_moving_weld_converges_to_the_same_motion(solver, device):
         b.step(1.0 / n, int(0.3 * n))
         assert abs(b.body_q()[0][4]) > 0.3  # the arm swung through ~47 degrees about y
         diffs.append(float(np.abs(a.body_q()[0] - b.body_q()[0]).max()))
-    assert 1.5 < diffs[0] / diffs[1] < 2.5, diffs
-    assert diffs[1] < 5.0e-4, diffs
+    assert 1.8 < diffs[0] / diffs[1] < 2.2, diffs
+    assert diffs[1] < 3.5e-4, diffs
 
 
 def test_merged_model_still_has_every_body_of_the_route():

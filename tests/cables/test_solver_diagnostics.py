@@ -283,8 +283,9 @@ def test_active_damping_of_a_bypass_span_is_the_series_damper(device, solver):
 def test_cone_sweep_count(device, solver):
     """``tendon_cone_sweep_count`` counts the capstan sweeps of the step's last relaxation: 0 for a
     frictionless route (its runs are solved in one pass), all ``tendon_max_sweeps`` at
-    ``tendon_settle_tol=0`` (newton's meaning: no early stop), and between 1 and the budget with the
-    default tolerance on a slipping frictional roller."""
+    ``tendon_settle_tol=0`` (newton's meaning: no early stop), and, with the default tolerance on a
+    slipping frictional roller, at least one sweep but far fewer than the 12 of the budget: measured 1
+    on both solvers; bound 1..3, so a tolerance that stopped cutting the sweeps short (12) fails."""
     counts = {}
     for mu, tol in ((0.0, 1e-3), (0.2, 0.0), (0.2, 1e-3)):
         b, k = roller_route(mu=mu)
@@ -298,7 +299,7 @@ def test_cone_sweep_count(device, solver):
         counts[(mu, tol)] = int(sv.tendon_cone_sweep_count.numpy()[0])
     assert counts[(0.0, 1e-3)] == 0
     assert counts[(0.2, 0.0)] == 12
-    assert 1 <= counts[(0.2, 1e-3)] <= 12
+    assert 1 <= counts[(0.2, 1e-3)] <= 3, counts
 
 
 def test_masked_reset_refreshes_only_the_selected_worlds(device, solver):
