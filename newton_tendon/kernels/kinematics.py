@@ -114,6 +114,25 @@ def selected(mask: wp.array(dtype=wp.bool), i: int):
     return True
 
 
+@wp.func
+def chosen_articulation(
+    tid: int,
+    articulation_indices: wp.array(dtype=wp.int32),
+    articulation_start: wp.array(dtype=wp.int32),
+    articulation_mask: wp.array(dtype=wp.bool),
+):
+    """The articulation thread ``tid`` serves: ``articulation_indices[tid]`` when indices are given,
+    else ``tid``; -1 when it is out of range or ``articulation_mask`` leaves it out."""
+    art = tid
+    if articulation_indices:
+        art = articulation_indices[tid]
+    if art < 0 or art >= articulation_start.shape[0] - 1:
+        return -1
+    if not selected(articulation_mask, art):
+        return -1
+    return art
+
+
 @wp.kernel
 def eval_articulation_fk(
     # Input: joint coordinates; masks and indices may be null arrays (all selected)
@@ -134,13 +153,8 @@ def eval_articulation_fk(
     """Walk one articulation's joints, parents before children (``fk_joint_order``), and place each
     child body from its parent's pose and velocity and the joint's coordinates (module docstring).
     A joint left out by ``joint_mask`` keeps its child's pose and velocity; its descendants use them."""
-    tid = wp.tid()
-    art = tid
-    if articulation_indices:
-        art = articulation_indices[tid]
-    if art < 0 or art >= articulation_start.shape[0] - 1:
-        return
-    if not selected(articulation_mask, art):
+    art = chosen_articulation(wp.tid(), articulation_indices, articulation_start, articulation_mask)
+    if art < 0:
         return
     for k in range(articulation_start[art], articulation_start[art + 1]):
         j = fk_joint_order[k]
@@ -183,13 +197,8 @@ def copy_articulation_coordinates(
     joint_qd: wp.array(dtype=float),
 ):
     """Copy the coordinates and velocities of the selected articulations' joints (others untouched)."""
-    tid = wp.tid()
-    art = tid
-    if articulation_indices:
-        art = articulation_indices[tid]
-    if art < 0 or art >= articulation_start.shape[0] - 1:
-        return
-    if not selected(articulation_mask, art):
+    art = chosen_articulation(wp.tid(), articulation_indices, articulation_start, articulation_mask)
+    if art < 0:
         return
     for j in range(articulation_start[art], articulation_start[art + 1]):
         for i in range(joints.q_start[j], joints.q_start[j + 1]):
