@@ -87,11 +87,13 @@ class RoutedTendonLaunchers:
         self.tendon_segment_rest_length = (
             wp.clone(m.tendon_segment_initial_rest_length, device=dev) if ns else wp.zeros(0, dtype=float, device=dev)
         )
-        """Material rest length of each span slot [m] after the last step: a copy of the stepped
-        ``State.tendon_segment_rest_length`` (at construction the history a fresh State seeds at the
-        model's pose, after ``reset`` the reset State's), shape [tendon_segment_count], float32. The
-        cable rolled off the rollers during the step (``tendon_segment_rolling_delta_l/_r``) joins it at
-        the next step start. Read-only diagnostic; edit the State's array to change the material."""
+        """Material rest length of each span slot [m] after the last step, as the next step starts from
+        it: the stepped ``State.tendon_segment_rest_length`` with the cable each span took from or gave
+        to its rollers during the step (``tendon_segment_rolling_delta_l/_r``) folded in, as newton
+        reports it (the State folds it at the next step start; ``history.fold_span``). At construction
+        the history a fresh State seeds at the model's pose, after ``reset`` the reset State's. Shape
+        [tendon_segment_count], float32. Read-only diagnostic; edit the State's array to change the
+        material."""
         starts = m.tendon_start.numpy() if nt else np.zeros(1, dtype=np.int32)
         authored_l = [g for t in range(nt) for g in range(int(starts[t]), int(starts[t + 1]) - 1)]
         self.tendon_segment_guide_l = wp.array(np.asarray(authored_l, dtype=np.int32), dtype=wp.int32, device=dev)
@@ -108,13 +110,13 @@ class RoutedTendonLaunchers:
         [tendon_segment_count], float32."""
         self.tendon_segment_attachment_l_local = wp.zeros(ns, dtype=wp.vec3, device=dev)
         """Left material point of each active span in its left guide body's frame [m] (world frame for a
-        world guide): a copy of ``State.tendon_segment_attachment_local_l`` after the last step, at
-        construction and after a reset (0 for inactive slots), shape [tendon_segment_count], wp.vec3.
-        At a point guide it is the guide point; at a roller the tangent point accepted at the step start,
-        which pairs with ``tendon_segment_rest_length``: the free-span rest lengths plus the rollers'
-        arcs between these material points is the cable's material. The tangent points at the final pose
-        are ``tendon_segment_attachment_l`` (world); the arc between the two is
-        ``tendon_segment_rolling_delta_l``. Read-only diagnostic."""
+        world guide) after the last step, as the next step starts from it: at a point guide the guide
+        point, at a roller the final tangent point (the State keeps the tangent point accepted at the
+        step start until the next step folds the arc between them; ``tendon_segment_rolling_delta_l``).
+        It pairs with ``tendon_segment_rest_length``: the free-span rest lengths plus the rollers' arcs
+        between these material points is the cable's material. At construction and after a reset the
+        seeded history's points; 0 for inactive slots. Shape [tendon_segment_count], wp.vec3.
+        Read-only diagnostic."""
         self.tendon_segment_attachment_r_local = wp.zeros(ns, dtype=wp.vec3, device=dev)
         """Right material point of each active span in its right guide body's frame [m]; see
         ``tendon_segment_attachment_l_local``, shape [tendon_segment_count], wp.vec3."""
@@ -122,8 +124,8 @@ class RoutedTendonLaunchers:
         """Cable [m] each span took from (> 0) or gave to (< 0) the roller at its left end over the last
         step: the arc, on the roller's body, from the span's left material point to its final tangent
         point (rolling without slip, and the tangent point moving as the route turns). It is the rest
-        length the next step start adds to the span (``tendon_segment_rest_length`` does not include it
-        yet; newton adds it within the step). 0 at point guides, for inactive slots, at construction and
+        length the next step start adds to the span's State material (``tendon_segment_rest_length``
+        reports it added already, as newton does). 0 at point guides, for inactive slots, at construction and
         after a reset, and below the fold's float32 rounding bound (``cable.FOLD_ROUNDING``), shape
         [tendon_segment_count], float32."""
         self.tendon_segment_rolling_delta_r = wp.zeros(ns, dtype=float, device=dev)
@@ -193,6 +195,9 @@ class RoutedTendonLaunchers:
         diag.guide_wrap = self.tendon_guide_wrap
         diag.total_cable = self.tendon_total_cable
         diag.total_length = self.tendon_length
+        diag.rest_out = self.tendon_segment_rest_length
+        diag.ml_out = self.tendon_segment_attachment_l_local
+        diag.mr_out = self.tendon_segment_attachment_r_local
         self._tendon_diag = diag
         self._tendon_geo = cable_kernels.make_tendon_geometry(ng, ns, dev)
         """Route geometry scratch (``cable.TendonGeometry``): written by ``begin_step`` and each tendon
@@ -243,8 +248,6 @@ class RoutedTendonLaunchers:
 
     def _tendon_diagnostics(self, state: State, dt: float):
         self._launch_tendon_diagnostics(self._all_worlds, 1, dt, state.body_q, state.tendon_history)
-        if self.model.tendon_count:
-            self._copy_tendon_history(state.tendon_history)
 
     def _launch_tendon_diagnostics(self, world_mask, stepped: int, dt: float, body_q, hist: TendonHistory):
         m = self.model
@@ -270,12 +273,6 @@ class RoutedTendonLaunchers:
             device=self.device,
         )
 
-    def _copy_tendon_history(self, hist: TendonHistory):
-        """The solver's copies of a history's material (rest lengths, material points)."""
-        wp.copy(self.tendon_segment_rest_length, hist.rest)
-        wp.copy(self.tendon_segment_attachment_l_local, hist.ml)
-        wp.copy(self.tendon_segment_attachment_r_local, hist.mr)
-
     def _report_initial_tendons(self):
         """Fill the diagnostics at construction: the history a fresh State seeds at the model's pose."""
         m = self.model
@@ -295,7 +292,6 @@ class RoutedTendonLaunchers:
             device=self.device,
         )
         self._launch_tendon_diagnostics(self._all_worlds, 0, 1.0, m.body_q, self._tendon_seed)
-        self._copy_tendon_history(self._tendon_seed)
 
     def _report_reset_tendons(self, world_mask, state: State):
         """Refresh the diagnostics of the reset worlds' tendons from ``state``'s re-seeded history at its
@@ -310,13 +306,8 @@ class RoutedTendonLaunchers:
         wp.launch(
             cable_kernels.reset_tendon_report,
             dim=m.tendon_count,
-            inputs=[world_mask, self._tendons, hist],
-            outputs=[
-                self.tendon_segment_rest_length,
-                self.tendon_segment_attachment_l_local,
-                self.tendon_segment_attachment_r_local,
-                self.tendon_cone_sweep_count,
-            ],
+            inputs=[world_mask, self._tendons],
+            outputs=[self.tendon_cone_sweep_count],
             device=self.device,
         )
 

@@ -127,3 +127,94 @@ def test_a_fresh_state_is_seeded_at_the_models_pose(device, name):
     moved = s1.tendon_segment_rest_length.numpy() - before
     np.testing.assert_allclose(np.abs(moved), [0.1 * a, 0.1 * a], atol=1e-5)
     assert moved[0] == pytest.approx(-moved[1], abs=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_dynamic_roller_past_the_span_on_its_winding_side_engages(device, name):
+    """Spec (dynamic routing): "orientation determines which signed side of the neighboring bypass span
+    engages the roller" -- a side, not a band around the span. A roller whose centre has crossed the
+    straight span (here by 0.15 m, more than its radius) is engaged; before, only a roller within one
+    radius of the span on that side engaged, and a roller jumped over in one step stayed bypassed
+    while the cable ran through it. Material 1 m kept to 1e-6 m (float32 ulps of 1 m)."""
+    model = _world_roller_scene().finalize(device)
+    solver = SOLVERS[name](model, iterations=2)
+    a, b = model.state(), model.state()
+    q = a.body_q.numpy()
+    q[0, 0] = 0.4
+    a.body_q.assign(q)
+    solver.step(a, b, model.control(), None, 0.01)
+    assert bool(b.tendon_guide_active.numpy()[1])
+    # The cable wraps the roller's side away from the ends: each span leans atan(0.15 / 0.5) towards the
+    # centre plus the tangent's asin(0.1 / |(0.15, 0.5)|), so the wrap is twice their sum, 0.968427 rad
+    # (float64); the geometry is fixed (immovable ends, world roller): float32 rounding, 1e-5 rad.
+    assert float(solver.tendon_guide_wrap.numpy()[1]) == pytest.approx(0.968427, abs=1e-5)
+    assert float(solver.tendon_total_cable.numpy()[0]) == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_dynamic_roller_releases_once_the_span_clears_it(device, name):
+    """newton's band: a bypassed roller engages when the span cuts ``tendon_activation_tol r`` into it
+    and an engaged one releases when the span clears it (clearance above r, where its wrap would turn
+    negative: a cable cannot pull a roller from the far side). The span at x sits 0.25 - x from the
+    roller's axis (r = 0.1 m, tol 2e-3): engaged at x = 0.2; inside the band (clearance r (1 - tol/2))
+    it stays engaged; at r (1 + tol/2) it releases (the old band kept it until r (1 + tol))."""
+    model = _world_roller_scene().finalize(device)
+    solver = SOLVERS[name](model, iterations=2)
+    a, b = model.state(), model.state()
+    r, tol = 0.1, solver.tendon_activation_tol
+    for x, engaged in ((0.2, True), (0.25 - r * (1.0 - 0.5 * tol), True), (0.25 - r * (1.0 + 0.5 * tol), False)):
+        q = a.body_q.numpy()
+        q[0, 0] = x
+        a.body_q.assign(q)
+        solver.step(a, b, model.control(), None, 0.01)
+        a, b = b, a
+        assert bool(a.tendon_guide_active.numpy()[1]) == engaged, x
+        assert float(solver.tendon_total_cable.numpy()[0]) == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_reported_rest_lengths_include_the_cable_rolled_this_step(device, name):
+    """``solver.tendon_segment_rest_length`` and ``tendon_segment_attachment_*_local`` report the material
+    as the next step starts from it (newton's meaning): the State's rest lengths plus the cable each
+    span took from the roller during the step (``tendon_segment_rolling_delta_l/_r``), with the
+    material points at the final tangent points. A kinematic roller (r = 0.1 m, mu = 10, both spans
+    preloaded to 10 N, well inside the capstan bound) turns at 1.2 rad/s for one 1/60 s step: r a =
+    2 mm rolls from one span to the other. Checks, to float32 rounding of ~0.4 m spans (1e-6 m):
+    reported = State + rolled; reported free spans + the arc between the reported material points =
+    the solver's material total; and the next step (roller at rest) starts from the reported values,
+    so its State ends there."""
+    b = nt.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    z = (0.0, 0.0, 1.0)
+    left = b.add_body(xform=(-0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=0.0, is_kinematic=True)
+    pulley = b.add_body(mass=0.0, is_kinematic=True)
+    right = b.add_body(xform=(0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=0.0, is_kinematic=True)
+    free = float(np.sqrt(0.4**2 - 0.1**2))
+    b.add_tendon(
+        [
+            TendonGuide(body=left, axis=z),
+            TendonGuide(body=pulley, guide_type=TendonGuideType.ROLLER, radius=0.1, orientation=1, mu=10.0,
+                        axis=z, compliance=1e-3, rest_length=free - 0.01),  # fmt: skip
+            TendonGuide(body=right, axis=z, compliance=1e-3, rest_length=free - 0.01),
+        ]
+    )
+    b.color()
+    model = b.finalize(device)
+    solver = SOLVERS[name](model, iterations=8)
+    s0, s1 = model.state(), model.state()
+    qd = s0.body_qd.numpy()
+    qd[pulley] = (0.0, 0.0, 0.0, 0.0, 0.0, 1.2)
+    s0.body_qd.assign(qd)
+    solver.step(s0, s1, model.control(), None, 1.0 / 60.0)
+    rolled = solver.tendon_segment_rolling_delta_l.numpy() + solver.tendon_segment_rolling_delta_r.numpy()
+    np.testing.assert_allclose(np.abs(rolled), [0.1 * 0.02, 0.1 * 0.02], rtol=1e-3)
+    reported = solver.tendon_segment_rest_length.numpy()
+    np.testing.assert_allclose(reported, s1.tendon_segment_rest_length.numpy() + rolled, atol=1e-6)
+    mr = solver.tendon_segment_attachment_r_local.numpy()[0]
+    ml = solver.tendon_segment_attachment_l_local.numpy()[1]
+    wrap = abs(float(np.arctan2(np.cross(mr, ml)[2], np.dot(mr, ml))))
+    assert float(np.sum(reported)) + 0.1 * wrap == pytest.approx(float(solver.tendon_total_cable.numpy()[0]), abs=1e-6)
+    qd = s1.body_qd.numpy()
+    qd[pulley] = 0.0
+    s1.body_qd.assign(qd)
+    solver.step(s1, s0, model.control(), None, 1.0 / 60.0)
+    np.testing.assert_allclose(s0.tendon_segment_rest_length.numpy(), reported, atol=1e-6)

@@ -72,12 +72,12 @@ def hanging(mass=2.0, compliance=1.0e-4, rest=0.999, damping=0.0):
     return b
 
 
-def roller_route(mu=0.0, body_kinematic=True, damping=(3.0, 6.0), dynamic=False):
-    """World anchor, roller of radius 0.1 on a kinematic body at the origin, world anchor: a sling
-    wrapped half a turn under the roller (both anchors 0.3 m above its sides; orientation -1 about +y
-    runs from the left side under the bottom to the right side)."""
+def roller_route(mu=0.0, body_kinematic=True, damping=(3.0, 6.0), dynamic=False, z=0.0):
+    """World anchor, roller of radius 0.1 on a kinematic body at height z (default the origin), world
+    anchor: a sling wrapped half a turn under the roller (both anchors 0.3 m above its sides at z = 0;
+    orientation -1 about +y runs from the left side under the bottom to the right side)."""
     b = nt.ModelBuilder(gravity=0.0)
-    k = b.add_body(xform=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=INERTIA, is_kinematic=body_kinematic)
+    k = b.add_body(xform=(0.0, 0.0, z, 0.0, 0.0, 0.0, 1.0), mass=1.0, inertia=INERTIA, is_kinematic=body_kinematic)
     b.add_tendon(
         [
             TendonGuide(body=-1, offset=(-0.1, 0.0, 0.3)),
@@ -266,8 +266,9 @@ def test_active_damping_of_a_bypass_span_is_the_series_damper(device, solver):
     """A bypassed dynamic roller merges its two spans into one, with the dampers in series:
     d = d1 d2 / (d1 + d2) = 3 * 6 / 9 = 2 N s/m, in the slot that holds the merged span (the outgoing
     one); the other slot is inactive (0). Engaged, each span keeps its own damper (3 and 6)."""
-    b, k = roller_route(dynamic=True)
-    # At the origin the roller lies 0.3 m below the straight line between the anchors: bypassed.
+    # At z = 0.5 the roller's centre lies 0.2 m (twice its radius) above the straight line between the
+    # anchors, on the side away from its winding (under the bottom): bypassed.
+    b, k = roller_route(dynamic=True, z=0.5)
     model, sv = make(b, device, solver)
     assert sv.tendon_guide_active.numpy()[1] == 0
     np.testing.assert_array_equal(sv.tendon_segment_active.numpy(), [0, 1])

@@ -133,6 +133,7 @@ from newton_tendon.kernels.cable.history import (  # noqa: F401
     add_material,
     begin_step,
     begin_tendon_step,
+    fold_span,
     force_winch_span,
     measure_baseline,
     measure_tendon,

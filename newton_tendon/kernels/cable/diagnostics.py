@@ -14,6 +14,7 @@ import warp as wp
 
 from newton_tendon.kernels.cable.cached import TendonGeometry, world_span
 from newton_tendon.kernels.cable.constants import FOLD_ROUNDING, STEP_MODULE, STIFF_REPORT_COMPLIANCE
+from newton_tendon.kernels.cable.history import fold_span
 from newton_tendon.kernels.cable.span import (
     arc_arriving,
     arc_leaving,
@@ -95,9 +96,20 @@ def tendon_diagnostic(
         diag.rolling_r[s] = 0.0
         diag.lam_out[s] = 0.0
         diag.dlam_out[s] = 0.0
+        diag.rest_out[s] = rest[s]
+        diag.ml_out[s] = ml[s]
+        diag.mr_out[s] = mr[s]
         if active[g] == 0:
             continue
         gl = left_guide(g, active)
+        if stepped != 0:
+            # Report the material as the next step start holds it: the arcs wound on or off the
+            # rollers this step folded in and the material points at the final tangent points.
+            folds, dl, new_ml, new_mr = fold_span(tm, gl, g, body_q, rest[s], ml[s], mr[s])
+            if folds:
+                diag.rest_out[s] = rest[s] + dl
+                diag.ml_out[s] = new_ml
+                diag.mr_out[s] = new_mr
         bypass = gl != g - 1
         xl = cached_l
         xr = cached_r
@@ -210,22 +222,11 @@ def reset_tendon_report(
     world_mask: wp.array(dtype=wp.int32),
     # Model:
     tm: TendonModel,
-    # State: the re-seeded history
-    hist: TendonHistory,
-    # Output: the solver's copies
-    tendon_segment_rest_length: wp.array(dtype=float),
-    tendon_segment_attachment_l_local: wp.array(dtype=wp.vec3),
-    tendon_segment_attachment_r_local: wp.array(dtype=wp.vec3),
+    # Output: the solver's sweep counts
     tendon_cone_sweep_count: wp.array(dtype=wp.int32),
 ):
-    """The solver's copies of the reset worlds' material (rest lengths, material points) from the
-    re-seeded history; their sweep counts to 0. One thread per tendon (``math.world_selected``)."""
+    """The reset worlds' sweep counts to 0 (their material and material points are reported by
+    ``tendon_diagnostics``). One thread per tendon (``math.world_selected``)."""
     t = wp.tid()
-    if not world_selected(world_mask, tm.world[t]):
-        return
-    tendon_cone_sweep_count[t] = 0
-    for g in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, g)
-        tendon_segment_rest_length[s] = hist.rest[s]
-        tendon_segment_attachment_l_local[s] = hist.ml[s]
-        tendon_segment_attachment_r_local[s] = hist.mr[s]
+    if world_selected(world_mask, tm.world[t]):
+        tendon_cone_sweep_count[t] = 0

@@ -74,7 +74,9 @@ def measure_tendon(
             xl, xr = span_points(tm, g - 1, g + 1, body_q)
             clear, between = bypass_clearance(tm, g, xl, xr, body_q)
             r = tm.guide_radius[g]
-            if not (between and clear < r and clear > -r):
+            # The spec's rule: the roller engages when it lies on its oriented side of the bypass
+            # span (clearance below its radius, however far past the span its centre is).
+            if not (between and clear < r):
                 baseline_active[g] = 0
     for g in range(g0 + 1, g1):
         s = seg_index(t, g)
@@ -107,7 +109,8 @@ def measure_baseline(
 ):
     """Initial activity and rest lengths at the pose ``body_q``.
 
-    A dynamic roller starts active when the straight bypass span touches it. Negative authored
+    A dynamic roller starts active when it lies on its oriented side of the straight bypass span
+    (its centre nearer than its radius to that side, or past the span). Negative authored
     rest lengths are measured as the free-span length; a bypassed roller's two spans merge into
     the outgoing segment (authored lengths add; a measured one is replaced by the bypass length).
     """
@@ -243,6 +246,64 @@ def reset_tendons_measured(
     seed_tendon(tm, t, body_q, hist.rest, hist.active, hist)
 
 
+@wp.func
+def fold_span(
+    tm: TendonModel,
+    gl: int,
+    g: int,
+    body_q: wp.array(dtype=wp.transform),
+    rest: float,
+    ml: wp.vec3,
+    mr: wp.vec3,
+):
+    """The fold of one active span (guides gl -> g, material ``rest`` [m], material points ``ml``,
+    ``mr`` body-local) at the pose ``body_q``: (folds, dl, new_ml, new_mr). When ``folds``, the span
+    gains ``dl`` [m] (the arcs its tangent points moved over its rollers' bodies, with sign: cable
+    taken from a roller is > 0) and its material points move to ``new_ml``, ``new_mr``; otherwise it
+    keeps its material and points (at an end stop, below ``FOLD_ROUNDING``, or where the fold would
+    take it below the rest-length floor). ``begin_step`` applies it; the diagnostics report it, so the
+    reported rest lengths and material points are those the next step starts from."""
+    stopped, sl, sr = span_at_stop(
+        tm,
+        gl,
+        g,
+        body_q,
+        guide_point(tm, gl, body_q),
+        guide_point(tm, g, body_q),
+        roller_axis(tm, gl, body_q),
+        roller_axis(tm, g, body_q),
+        ml,
+        mr,
+        rest,
+    )
+    if stopped:
+        # A span at its end stop has no arc terms (``stop_points``): its material points stay.
+        return False, 0.0, ml, mr
+    # The arc terms of span_length alone (exactly 0 at point guides: no rounding noise is
+    # folded into the compensated material).
+    xl, xr = span_points_from(tm, gl, g, body_q, to_world(tm, g, body_q, mr), ROLLER_PAIR_WARM_ITERATIONS)
+    arcs = arc_leaving(tm, gl, body_q, ml, xl) + arc_arriving(tm, g, body_q, xr, mr)
+    scale = wp.max(wp.max(wp.length(xl), wp.length(xr)), 1.0)
+    if wp.abs(arcs) <= FOLD_ROUNDING * scale:
+        return False, 0.0, ml, mr
+    # The material points move to the tangent points as stored (body-local, float32): the
+    # round trip leaves each about one ulp of its world coordinates off the tangent point,
+    # on a consistent side while the tangent point creeps along the roller. The arc that
+    # remains between them stays in the span's length, so the fold moves only the arc
+    # between the old and the new stored points onto the roller. Folding the whole arc to
+    # the exact tangent point lost that remainder every step (2.4e-7 m per step on a cable
+    # sliding over a 2 cm roller: 1.5e-5 of the cable in 72 steps, a long-profile fuzz
+    # finding on both solvers).
+    new_ml = to_local(tm, gl, body_q, xl)
+    new_mr = to_local(tm, g, body_q, xr)
+    folded = arcs - (arc_leaving(tm, gl, body_q, new_ml, xl) + arc_arriving(tm, g, body_q, xr, new_mr))
+    if rest - folded < REST_LENGTH_FLOOR:
+        # The span has (almost) no free cable left to wind on: keep its material points
+        # (the arc terms stay in its length) rather than invent cable to meet the floor.
+        return False, 0.0, ml, mr
+    return True, -folded, new_ml, new_mr
+
+
 @wp.func(inline=True)
 def begin_tendon_step(
     tm: TendonModel,
@@ -282,48 +343,11 @@ def begin_tendon_step(
             mr[s] = hist_in.mr[s]
             if active[g] == 0:
                 continue
-            gl = left_guide(g, active)
-            stopped, sl, sr = span_at_stop(
-                tm,
-                gl,
-                g,
-                body_q,
-                guide_point(tm, gl, body_q),
-                guide_point(tm, g, body_q),
-                roller_axis(tm, gl, body_q),
-                roller_axis(tm, g, body_q),
-                ml[s],
-                mr[s],
-                rest[s],
-            )
-            if stopped:
-                # A span at its end stop has no arc terms (``stop_points``): its material points stay.
-                continue
-            # The arc terms of span_length alone (exactly 0 at point guides: no rounding noise is
-            # folded into the compensated material).
-            xl, xr = span_points_from(tm, gl, g, body_q, to_world(tm, g, body_q, mr[s]), ROLLER_PAIR_WARM_ITERATIONS)
-            arcs = arc_leaving(tm, gl, body_q, ml[s], xl) + arc_arriving(tm, g, body_q, xr, mr[s])
-            scale = wp.max(wp.max(wp.length(xl), wp.length(xr)), 1.0)
-            if wp.abs(arcs) <= FOLD_ROUNDING * scale:
-                continue
-            # The material points move to the tangent points as stored (body-local, float32): the
-            # round trip leaves each about one ulp of its world coordinates off the tangent point,
-            # on a consistent side while the tangent point creeps along the roller. The arc that
-            # remains between them stays in the span's length, so the fold moves only the arc
-            # between the old and the new stored points onto the roller. Folding the whole arc to
-            # the exact tangent point lost that remainder every step (2.4e-7 m per step on a cable
-            # sliding over a 2 cm roller: 1.5e-5 of the cable in 72 steps, a long-profile fuzz
-            # finding on both solvers).
-            new_ml = to_local(tm, gl, body_q, xl)
-            new_mr = to_local(tm, g, body_q, xr)
-            folded = arcs - (arc_leaving(tm, gl, body_q, new_ml, xl) + arc_arriving(tm, g, body_q, xr, new_mr))
-            if rest[s] - folded < REST_LENGTH_FLOOR:
-                # The span has (almost) no free cable left to wind on: keep its material points
-                # (the arc terms stay in its length) rather than invent cable to meet the floor.
-                continue
-            add_material(hist, s, -folded)
-            ml[s] = new_ml
-            mr[s] = new_mr
+            folds, dl, new_ml, new_mr = fold_span(tm, left_guide(g, active), g, body_q, rest[s], ml[s], mr[s])
+            if folds:
+                add_material(hist, s, dl)
+                ml[s] = new_ml
+                mr[s] = new_mr
 
     # Dynamic rollers (never adjacent, never first or last), also on the step that seeds the history:
     # a state whose pose differs from the model's (a pose set before the first step) engages or
@@ -337,8 +361,11 @@ def begin_tendon_step(
         xl, xr = span_points(tm, g - 1, g + 1, body_q)
         clear, between = bypass_clearance(tm, g, xl, xr, body_q)
         if active[g] != 0:
-            if clear > r * (1.0 + activation_tol):
-                # Release: the arc's material joins the merged span (exact conservation).
+            if clear > r:
+                # Release once the bypass span clears the roller: its wrap would turn negative (a
+                # cable cannot pull a roller from the far side). Engaging needs the span to cut
+                # ``activation_tol r`` deeper, so a roller at tangency does not chatter.
+                # The arc's material joins the merged span (exact conservation).
                 theta = material_wrap(tm, g, body_q, mr[s_in], ml[s_out])
                 merged = rest[s_in] + r * theta + rest[s_out]
                 if merged >= REST_LENGTH_FLOOR:
@@ -350,7 +377,7 @@ def begin_tendon_step(
                     ml[s_in] = wp.vec3()
                     mr[s_in] = wp.vec3()
                     active[g] = 0
-        elif between and clear < r * (1.0 - activation_tol) and clear > 0.0:
+        elif between and clear < r * (1.0 - activation_tol):
             # Engage: split the bypass material into arc + two spans of equal strain.
             xa, t_in = span_points(tm, g - 1, g, body_q)
             t_out, xb = span_points(tm, g, g + 1, body_q)

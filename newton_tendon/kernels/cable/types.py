@@ -57,7 +57,8 @@ class TendonWork:
 class TendonDiagnostics:
     """Solver diagnostics written after each step and at construction and reset (names as on the
     solver, see ``RoutedTendonLaunchers``). ``lam_prev`` is read: the XPBD multipliers before the last
-    iteration; ``lam_out``/``dlam_out`` are newton's sign and units of the multiplier and its last step."""
+    iteration; ``lam_out``/``dlam_out`` are newton's sign and units of the multiplier and its last step;
+    ``rest_out``/``ml_out``/``mr_out`` the material the next step starts from (``history.fold_span``)."""
 
     material_tension: wp.array(dtype=float)
     damping_tension: wp.array(dtype=float)
@@ -75,3 +76,6 @@ class TendonDiagnostics:
     guide_wrap: wp.array(dtype=float)
     total_cable: wp.array(dtype=float)
     total_length: wp.array(dtype=float)
+    rest_out: wp.array(dtype=float)
+    ml_out: wp.array(dtype=wp.vec3)
+    mr_out: wp.array(dtype=wp.vec3)
