@@ -380,6 +380,7 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
         return wp.array(a, dtype=dtype, device=dev)
 
     m.world_count = world_count
+    m._implicit_world = b.world_count == 0
     m.up_axis = Axis.from_any(b.up_axis, "finalize: ModelBuilder.up_axis")
     m.gravity = wp.array(np.tile(np.asarray(b.gravity, dtype=np.float32), (world_count, 1)), dtype=wp.vec3, device=dev)
 

@@ -51,6 +51,9 @@ class Model:
         which are not differentiable, raise NotImplementedError when built on a model with it set."""
         self.world_count = 0
         """Number of worlds, at least 1."""
+        self._implicit_world = False
+        """True when the builder made no world: its entities, shared in newton (world -1), form world 0
+        here, so a reset mask's global entry selects them too (``solvers.base``)."""
         self.up_axis = Axis.Z
         """The up axis, an :class:`~newton_tendon.Axis` (an int: 0 = X, 1 = Y, 2 = Z)."""
         self.gravity = None

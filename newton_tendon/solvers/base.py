@@ -72,20 +72,26 @@ def _reset_bodies(
 def _normalize_world_mask(
     # Input: the caller's int32 mask ([world_count] or [world_count + 1])
     given: wp.array(dtype=wp.int32),
+    implicit: int,
     # Output: [world_count + 1], the last entry for entities in no world
     normalized: wp.array(dtype=wp.int32),
 ):
-    """``normalized[i] = given[i] != 0``; a mask without the global entry selects global entities."""
+    """``normalized[i] = given[i] != 0``; a mask without the global entry selects global entities. With
+    ``implicit`` = 1 (a builder that made no world: newton's global entities are world 0 here) the
+    global entry selects world 0 as well."""
     i = wp.tid()
     normalized[i] = 1
     if i < given.shape[0] and given[i] == 0:
         normalized[i] = 0
+        if implicit != 0 and i == 0 and given.shape[0] > 1 and given[given.shape[0] - 1] != 0:
+            normalized[i] = 1
 
 
 @wp.kernel
 def _normalize_bool_world_mask(
     # Input: newton's bool mask ([world_count] or [world_count + 1])
     given: wp.array(dtype=wp.bool),
+    implicit: int,
     # Output: [world_count + 1], the last entry for entities in no world
     normalized: wp.array(dtype=wp.int32),
 ):
@@ -94,6 +100,8 @@ def _normalize_bool_world_mask(
     normalized[i] = 1
     if i < given.shape[0] and not given[i]:
         normalized[i] = 0
+        if implicit != 0 and i == 0 and given.shape[0] > 1 and given[given.shape[0] - 1]:
+            normalized[i] = 1
 
 
 @wp.kernel
@@ -359,7 +367,8 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         ``world_mask``: None for all worlds, or a wp.array with one entry per world (1 / True = reset),
         int32 (ours) or bool (newton's), optionally with a last entry for the entities in no world
         (world -1: newton's ``[world_count + 1]`` mask); without that entry they are reset with any
-        selection. It can be edited in place between replays, so a captured reset serves any selection.
+        selection. A model whose builder made no world keeps everything in world 0, which newton calls
+        world -1: there either entry selects it. It can be edited in place between replays, so a captured reset serves any selection.
         ``flags`` (``StateFlags`` bits, as newton's): None resets everything; otherwise only the body
         arrays whose bits are set (BODY_Q, BODY_QD, BODY_F) are restored, while the solver's history
         kept in the state (tendon material and routing, winch pay-out, transmission state and the
@@ -407,7 +416,7 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
             raise TypeError(f"{name}.reset: remeasure must be a bool, got {type(remeasure).__name__}")
         if mask is self._reset_mask:
             kernel = _normalize_bool_world_mask if world_mask.dtype == wp.bool else _normalize_world_mask
-            wp.launch(kernel, dim=nw + 1, inputs=[world_mask], outputs=[mask], device=self.device)
+            wp.launch(kernel, dim=nw + 1, inputs=[world_mask, int(m._implicit_world)], outputs=[mask], device=self.device)
         body_bits = what & int(StateFlags.BODY_Q | StateFlags.BODY_QD | StateFlags.BODY_F)
         if m.body_count and body_bits:
             wp.launch(

@@ -68,6 +68,33 @@ def test_every_mask_form_resets_the_same_world(name, mask):
 
 
 @pytest.mark.parametrize("name", sorted(SOLVERS))
+@pytest.mark.parametrize(("given", "resets"), [((False, True), True), ((True, False), True), ((False, False), False)])
+def test_a_model_without_worlds_is_reset_by_the_global_entry(name, given, resets):
+    """A builder that made no world puts everything in world 0 here; newton puts it in world -1, which
+    the last entry of its [world_count + 1] mask selects (newton's test_vbd_reset_restores_tendon_state
+    resets with [False, True]). Either entry selects world 0; neither leaves it bitwise untouched."""
+    b = nt.ModelBuilder()
+    body = b.add_body(xform=(0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 1.0), mass=1.0)
+    b.add_tendon([TendonGuide(body=-1), TendonGuide(body=body, compliance=1e-3)])
+    b.color()
+    model = b.finalize()
+    assert model.world_count == 1
+    solver = SOLVERS[name](model, iterations=4)
+    s0, s1 = model.state(), model.state()
+    for _ in range(10):
+        solver.step(s0, s1, None, None, 1.0 / 60.0)
+        s0, s1 = s1, s0
+    s0.tendon_segment_rest_length.fill_(0.5)
+    q_before = s0.body_q.numpy().copy()
+    solver.reset(s0, world_mask=wp.array(given, dtype=wp.bool), flags=StateFlags.NONE)
+    rest = float(s0.tendon_segment_rest_length.numpy()[0])
+    assert rest == (pytest.approx(1.0, abs=1e-6) if resets else 0.5)
+    if resets:  # the solver's report is refreshed for the reset worlds only
+        assert float(solver.tendon_segment_rest_length.numpy()[0]) == pytest.approx(1.0, abs=1e-6)
+    np.testing.assert_array_equal(s0.body_q.numpy(), q_before)
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
 def test_flags_zero_resets_only_the_history_in_the_state(name):
     """flags=0 (StateFlags.NONE): the cable material of world 1 is restored, its body is not moved."""
     _, (q0, qd0, _), (q1, qd1, r1) = _run(name, MASKS["bool"], flags=StateFlags.NONE)
