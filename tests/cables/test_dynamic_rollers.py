@@ -90,15 +90,10 @@ def test_state_has_newtons_names_for_the_material_points(device):
     np.testing.assert_array_equal(s.tendon_segment_attachment_l_local.numpy(), 2.0)
 
 
-@pytest.mark.parametrize("name", sorted(SOLVERS))
-def test_a_fresh_state_is_seeded_at_the_models_pose(device, name):
-    """model.state() starts its tendon history at the model's pose (as newton's states do), so a roller
-    turned by hand before the first step rolls cable. A kinematic roller (r = 0.1 m, mu = 10) between
-    two anchors, both spans preloaded to T = 10 N (1 cm stretch, compliance 1e-3 m/N), turned by
-    a = 0.02 rad: rolling without slip moves r a = 2 mm of material from one span to the other
-    (T = 12 N and 8 N, well inside the capstan bound e^(mu theta) on the 0.5 rad wrap). A state seeded
-    at its first step's pose took the turned pose as the start and moved nothing. Bound 1e-5 m: the
-    spans' elastic response to 2 N is 2e-3 m of stretch, not of material; material moves exactly."""
+def _preloaded_kinematic_roller(device):
+    """A kinematic roller (r = 0.1 m, mu = 10, axis z) at the origin between two kinematic anchors at
+    x = -+0.4 m, both spans 1 cm short of their tangent length (preloaded to 10 N at compliance 1e-3
+    m/N). Returns (model, roller body)."""
     b = nt.ModelBuilder(gravity=(0.0, 0.0, 0.0))
     z = (0.0, 0.0, 1.0)
     left = b.add_body(xform=(-0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=0.0, is_kinematic=True)
@@ -114,7 +109,19 @@ def test_a_fresh_state_is_seeded_at_the_models_pose(device, name):
         ]
     )
     b.color()
-    model = b.finalize(device)
+    return b.finalize(device), pulley
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_a_fresh_state_is_seeded_at_the_models_pose(device, name):
+    """model.state() starts its tendon history at the model's pose (as newton's states do), so a roller
+    turned by hand before the first step rolls cable. A kinematic roller (r = 0.1 m, mu = 10) between
+    two anchors, both spans preloaded to T = 10 N (1 cm stretch, compliance 1e-3 m/N), turned by
+    a = 0.02 rad: rolling without slip moves r a = 2 mm of material from one span to the other
+    (T = 12 N and 8 N, well inside the capstan bound e^(mu theta) on the 0.5 rad wrap). A state seeded
+    at its first step's pose took the turned pose as the start and moved nothing. Bound 1e-5 m: the
+    spans' elastic response to 2 N is 2e-3 m of stretch, not of material; material moves exactly."""
+    model, pulley = _preloaded_kinematic_roller(device)
     solver = SOLVERS[name](model, iterations=8)
     s0, s1 = model.state(), model.state()
     assert int(s0.tendon_seeded.numpy()[0]) == 1
@@ -183,22 +190,7 @@ def test_reported_rest_lengths_include_the_cable_rolled_this_step(device, name):
     reported = State + rolled; reported free spans + the arc between the reported material points =
     the solver's material total; and the next step (roller at rest) starts from the reported values,
     so its State ends there."""
-    b = nt.ModelBuilder(gravity=(0.0, 0.0, 0.0))
-    z = (0.0, 0.0, 1.0)
-    left = b.add_body(xform=(-0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=0.0, is_kinematic=True)
-    pulley = b.add_body(mass=0.0, is_kinematic=True)
-    right = b.add_body(xform=(0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), mass=0.0, is_kinematic=True)
-    free = float(np.sqrt(0.4**2 - 0.1**2))
-    b.add_tendon(
-        [
-            TendonGuide(body=left, axis=z),
-            TendonGuide(body=pulley, guide_type=TendonGuideType.ROLLER, radius=0.1, orientation=1, mu=10.0,
-                        axis=z, compliance=1e-3, rest_length=free - 0.01),  # fmt: skip
-            TendonGuide(body=right, axis=z, compliance=1e-3, rest_length=free - 0.01),
-        ]
-    )
-    b.color()
-    model = b.finalize(device)
+    model, pulley = _preloaded_kinematic_roller(device)
     solver = SOLVERS[name](model, iterations=8)
     s0, s1 = model.state(), model.state()
     qd = s0.body_qd.numpy()

@@ -300,7 +300,8 @@ def test_cone_sweep_count(device, solver):
         counts[(mu, tol)] = int(sv.tendon_cone_sweep_count.numpy()[0])
     assert counts[(0.0, 1e-3)] == 0
     assert counts[(0.2, 0.0)] == 12
-    assert 1 <= counts[(0.2, 1e-3)] <= 3, counts
+    assert counts[(0.2, 1e-3)] >= 1, counts  # it swept
+    assert counts[(0.2, 1e-3)] <= 3, counts  # and stopped early (the budget is 12)
 
 
 def test_masked_reset_refreshes_only_the_selected_worlds(device, solver):
