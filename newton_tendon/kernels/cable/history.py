@@ -263,6 +263,9 @@ def fold_span(
     keeps its material and points (at an end stop, below ``FOLD_ROUNDING``, or where the fold would
     take it below the rest-length floor). ``begin_step`` applies it; the diagnostics report it, so the
     reported rest lengths and material points are those the next step starts from."""
+    if not (is_roller(tm, gl) or is_roller(tm, g)):
+        # Point guides wind no arc: nothing to fold (the checks below would say so after the work).
+        return False, 0.0, ml, mr
     stopped, sl, sr = span_at_stop(
         tm,
         gl,
