@@ -46,8 +46,9 @@ ROLLER_PAIR_WARM_ITERATIONS = wp.constant(4)
 class TendonModel:
     """Per-tendon, per-guide and per-segment constants of routed cables.
 
-    Tendon ``t`` owns guides ``start[t] .. start[t+1]``; guide ``g > start[t]`` owns segment
-    ``g - t - 1`` (its incoming span).
+    Tendon ``t`` owns guides ``start[t] .. start[t+1]``; segment ``g - t - 1`` is the authored span
+    from guide ``g - 1`` to guide ``g``. While a dynamic roller is bypassed, the span merged over it
+    sits in the slot of its authored incoming span and its outgoing slot is empty (``cable.span_slot``).
     """
 
     start: wp.array(dtype=wp.int32)

@@ -136,7 +136,9 @@ class RoutedTendonLaunchers:
         ``tendon_max_sweeps``) that the step's last material relaxation ran per tendon. 0 when the
         tendon has no guide with friction: spans joined by frictionless guides are solved exactly in one
         pass without sweeps (newton sweeps those too). ``tendon_settle_tol`` = 0 runs all
-        ``tendon_max_sweeps``. 0 at construction and after a reset, shape [tendon_count], int32."""
+        ``tendon_max_sweeps`` on every tendon, frictional or not (newton's meaning: no early stop; on a
+        frictionless route those sweeps find nothing to move). 0 at construction and after a reset,
+        shape [tendon_count], int32."""
         self.tendon_segment_active_guide_l = wp.zeros(ns, dtype=wp.int32, device=dev)
         """Left end guide of each active span (-1 if inactive)."""
         self.tendon_segment_active_guide_r = wp.zeros(ns, dtype=wp.int32, device=dev)

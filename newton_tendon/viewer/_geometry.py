@@ -502,11 +502,12 @@ class SceneGeometry:
         t = c["tendon_of"]
         first, last = c["first"], c["last"]
         ns = max(len(xl), 1)
-        # Segment s(t, g) = g - t - 1 is the span arriving at guide g; the span leaving g arrives at
-        # g + 1, or at g + 2 when g + 1 is a bypassed dynamic roller (never the last guide).
-        seg_in = np.clip(np.where(first, 0, g - t - 1), 0, ns - 1)
-        nxt = np.minimum(g + 1, ng - 1)
-        out_seg = np.clip(np.where(last, 0, np.where(active[nxt], g - t, g + 1 - t)), 0, ns - 1)
+        # Slots follow the left guide (newton's convention, ``cable.span_slot``): the span leaving
+        # guide g sits in slot g - t, and the span arriving at g in slot g - t - 1, or g - t - 2 when
+        # g - 1 is a bypassed dynamic roller (never the first guide).
+        prv = np.maximum(g - 1, 0)
+        seg_in = np.clip(np.where(first, 0, np.where(active[prv], g - t - 1, g - t - 2)), 0, ns - 1)
+        out_seg = np.clip(np.where(last, 0, g - t), 0, ns - 1)
         p_in = xr[seg_in].copy()
         p_out = xl[out_seg].copy()
         t_in = tension[seg_in].copy()
@@ -515,8 +516,8 @@ class SceneGeometry:
         t_in[first] = t_out[first]
         p_out[last] = p_in[last]
         t_out[last] = t_in[last]
-        # A bypassed guide lies on the span arriving at its right neighbour.
-        bypass_seg = np.clip(g - t, 0, ns - 1)
+        # A bypassed guide lies on the span leaving its left neighbour.
+        bypass_seg = np.clip(g - t - 1, 0, ns - 1)
 
         vg = c["v_guide"]
         vk = c["v_k"].astype(np.float64)

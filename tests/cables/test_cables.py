@@ -497,10 +497,11 @@ def test_dynamic_roller_no_chatter_at_tangency(device, solver):
     assert place(-r * (1.0 + 0.5 * tol)) == 0
     states = [place(-r * (1.0 - 0.5 * tol + 0.4 * tol * math.sin(0.3 * i))) for i in range(200)]
     assert all(s == 0 for s in states)
-    # Diagnostics of a bypassed roller: its incoming slot is inactive, the bypass span runs 0 -> 2.
-    np.testing.assert_array_equal(sim.solver.tendon_segment_active.numpy(), [0, 1])
-    np.testing.assert_array_equal(sim.solver.tendon_segment_active_guide_l.numpy(), [-1, 0])
-    np.testing.assert_array_equal(sim.solver.tendon_segment_active_guide_r.numpy(), [-1, 2])
+    # Diagnostics of a bypassed roller (newton's slot convention): the bypass span 0 -> 2 keeps the
+    # slot before the roller, the slot after it is inactive.
+    np.testing.assert_array_equal(sim.solver.tendon_segment_active.numpy(), [1, 0])
+    np.testing.assert_array_equal(sim.solver.tendon_segment_active_guide_l.numpy(), [0, -1])
+    np.testing.assert_array_equal(sim.solver.tendon_segment_active_guide_r.numpy(), [2, -1])
     assert np.all(np.isfinite(sim.tension()))
 
 

@@ -210,3 +210,82 @@ def test_reported_rest_lengths_include_the_cable_rolled_this_step(device, name):
     s1.body_qd.assign(qd)
     solver.step(s1, s0, model.control(), None, 1.0 / 60.0)
     np.testing.assert_allclose(s0.tendon_segment_rest_length.numpy(), reported, atol=1e-6)
+
+
+def _bypass_winch_scene():
+    """The world dynamic roller of ``_world_roller_scene`` (bypassed at the builder's pose) with
+    authored rest lengths 0.4 m and 0.6 m on its two spans and a length winch on the last anchor, so
+    the last span is the merged one while the roller is bypassed."""
+    b = nt.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    ends = b.add_body(mass=0.0)
+    y = (0.0, 1.0, 0.0)
+    b.add_tendon(
+        [
+            TendonGuide(body=ends, offset=(0.0, 0.0, -0.5), axis=y),
+            TendonGuide(
+                body=-1,
+                guide_type=TendonGuideType.ROLLER,
+                offset=(0.25, 0.0, 0.0),
+                axis=y,
+                radius=0.1,
+                dynamic=True,
+                compliance=0.01,
+                damping=3.0,
+                rest_length=0.4,
+            ),
+            TendonGuide(
+                body=ends, offset=(0.0, 0.0, 0.5), axis=y, compliance=0.02, damping=6.0, rest_length=0.6, winch=True
+            ),
+        ]
+    )
+    b.color()
+    return b
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_a_bypassed_roller_keeps_the_merged_span_in_the_slot_before_it(device, name):
+    """newton's slot convention (issue 26): while a dynamic roller is bypassed, the span merged over it
+    sits in the slot of the roller's incoming span (slot 0 here) and the slot after the roller is
+    empty (rest 0, inactive, no guides). The merged material is the authored 0.4 + 0.6 = 1.0 m, its
+    compliance the series 0.01 + 0.02 m/N and its damper 3 * 6 / (3 + 6) = 2 N s/m (exact in float32
+    to an ulp: rtol 1e-6). A length winch on the last anchor pays out into the span that arrives at
+    it, which is the merged slot 0 (+0.05 m, float32 sum of 1.0 and 0.05: abs 1e-6). Engaging and
+    releasing the roller move the material between the two slots and the arc and conserve it
+    (free spans + arc = 1.05 m within 1e-6 m, a few float32 ulps)."""
+    model = _bypass_winch_scene().finalize(device)
+    np.testing.assert_allclose(model.tendon_segment_initial_rest_length.numpy(), [1.0, 0.0], atol=1e-7)
+    solver = SOLVERS[name](model, iterations=2)
+    a, b = model.state(), model.state()
+    control = model.control()
+    assert not solver.tendon_guide_active.numpy()[1]
+    np.testing.assert_array_equal(solver.tendon_segment_active.numpy(), [1, 0])
+    np.testing.assert_array_equal(solver.tendon_segment_active_guide_l.numpy(), [0, -1])
+    np.testing.assert_array_equal(solver.tendon_segment_active_guide_r.numpy(), [2, -1])
+    np.testing.assert_allclose(solver.tendon_segment_active_compliance.numpy(), [0.03, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(solver.tendon_segment_active_damping.numpy(), [2.0, 0.0], rtol=1e-6)
+
+    control.tendon_guide_winch_length.assign(np.array([0.0, 0.0, 0.05], dtype=np.float32))
+    solver.step(a, b, control, None, 0.01)
+    a, b = b, a
+    rest = a.tendon_segment_rest_length.numpy()
+    assert rest[0] == pytest.approx(1.05, abs=1e-6)
+    assert rest[1] == 0.0
+    assert float(a.tendon_guide_winch_paid.numpy()[2]) == pytest.approx(0.05, abs=1e-7)
+
+    # Engage (the straight span passes 0.05 m from the roller's axis), then release.
+    for x, engaged in ((0.2, True), (0.0, False)):
+        q = a.body_q.numpy()
+        q[0, 0] = x
+        a.body_q.assign(q)
+        solver.step(a, b, control, None, 0.01)
+        a, b = b, a
+        assert bool(a.tendon_guide_active.numpy()[1]) == engaged
+        rest = a.tendon_segment_rest_length.numpy()
+        if engaged:
+            np.testing.assert_array_equal(solver.tendon_segment_active.numpy(), [1, 1])
+            assert rest[0] > 0.0 and rest[1] > 0.0
+            np.testing.assert_allclose(solver.tendon_segment_active_damping.numpy(), [3.0, 6.0], rtol=1e-6)
+        else:
+            np.testing.assert_array_equal(solver.tendon_segment_active.numpy(), [1, 0])
+            assert rest[1] == 0.0
+        assert float(solver.tendon_total_cable.numpy()[0]) == pytest.approx(1.05, abs=1e-6)

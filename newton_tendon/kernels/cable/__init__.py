@@ -164,6 +164,7 @@ from newton_tendon.kernels.cable.span import (  # noqa: F401
     span_compliance,
     span_damping,
     span_length,
+    span_slot,
     stop_points,
 )
 from newton_tendon.kernels.cable.transfer import (  # noqa: F401

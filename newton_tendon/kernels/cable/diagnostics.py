@@ -21,10 +21,10 @@ from newton_tendon.kernels.cable.span import (
     left_guide,
     material_wrap,
     out_segment,
-    seg_index,
     span_compliance,
     span_damping,
     span_length,
+    span_slot,
 )
 from newton_tendon.kernels.cable.types import TendonDiagnostics, TendonHistory, TendonWork
 from newton_tendon.kernels.math import world_selected
@@ -80,7 +80,7 @@ def tendon_diagnostic(
         guide_active[g] = active[g]
         guide_wrap_angle[g] = 0.0
     for g in range(g0 + 1, g1):
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         cached_l = attach_l[s]
         cached_r = attach_r[s]
         material_tension[s] = 0.0
@@ -154,8 +154,8 @@ def tendon_diagnostic(
         geometric = geometric + wp.length(xr - xl)
     for g in range(g0 + 1, g1 - 1):
         if active[g] != 0 and is_roller(tm, g):
-            s_in = seg_index(t, g)
-            s_out = out_segment(t, g, active)
+            s_in = span_slot(t, g, active)
+            s_out = out_segment(t, g)
             c, n, r, o = roller_frame(tm, g, body_q)
             theta_m = material_wrap(tm, g, body_q, mr[s_in], ml[s_out])
             theta = wrap_from_angle(winding_angle(c, n, o, attach_r[s_in], attach_l[s_out]))
@@ -163,8 +163,8 @@ def tendon_diagnostic(
             cable = cable + r * theta_m
             geometric = geometric + r * theta
         elif active[g] != 0 and transmits_material(tm, g):
-            s_in = seg_index(t, g)
-            s_out = out_segment(t, g, active)
+            s_in = span_slot(t, g, active)
+            s_out = out_segment(t, g)
             guide_wrap_angle[g] = bend_angle(attach_l[s_in], guide_point(tm, g, body_q), attach_r[s_out])
     diag.total_cable[t] = cable
     diag.total_length[t] = geometric

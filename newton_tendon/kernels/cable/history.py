@@ -31,6 +31,7 @@ from newton_tendon.kernels.cable.span import (
     seg_index,
     span_at_stop,
     span_length,
+    span_slot,
 )
 from newton_tendon.kernels.cable.types import TendonHistory, TendonWork
 from newton_tendon.kernels.math import world_selected
@@ -79,7 +80,7 @@ def measure_tendon(
             if not (between and clear < r):
                 baseline_active[g] = 0
     for g in range(g0 + 1, g1):
-        s = seg_index(t, g)
+        s = span_slot(t, g, baseline_active)
         if baseline_active[g] == 0:
             baseline_rest[s] = 0.0
             continue
@@ -88,8 +89,8 @@ def measure_tendon(
         measured = wp.length(xr - xl)
         rest = authored_rest[s]
         if gl != g - 1:
-            if rest >= 0.0 and authored_rest[s - 1] >= 0.0:
-                rest = rest + authored_rest[s - 1]
+            if rest >= 0.0 and authored_rest[s + 1] >= 0.0:
+                rest = rest + authored_rest[s + 1]
             else:
                 rest = -1.0
         if rest < 0.0:
@@ -112,7 +113,8 @@ def measure_baseline(
     A dynamic roller starts active when it lies on its oriented side of the straight bypass span
     (its centre nearer than its radius to that side, or past the span). Negative authored
     rest lengths are measured as the free-span length; a bypassed roller's two spans merge into
-    the outgoing segment (authored lengths add; a measured one is replaced by the bypass length).
+    the incoming slot, the outgoing one stays empty (newton's convention; authored lengths add, a
+    measured one is replaced by the bypass length).
     """
     measure_tendon(tm, wp.tid(), body_q, authored_rest, baseline_rest, baseline_active)
 
@@ -158,7 +160,7 @@ def seed_tendon(
         active[g] = baseline_active[g]
         hist.winch[g] = 0.0
     for g in range(g0 + 1, g1):
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         rest[s] = baseline_rest[s]
         hist.residual[s] = 0.0
         ml[s] = wp.vec3()
@@ -218,9 +220,9 @@ def force_winch_span(tm: TendonModel, t: int, active: wp.array(dtype=wp.int32), 
     g0 = tm.start[t]
     g1 = tm.start[t + 1]
     if is_force_winch(tm, g0) and work.winch_force[g0] >= 0.0:
-        return g0, out_segment(t, g0, active)
+        return g0, out_segment(t, g0)
     if is_force_winch(tm, g1 - 1) and work.winch_force[g1 - 1] >= 0.0:
-        return g1 - 1, seg_index(t, g1 - 1)
+        return g1 - 1, span_slot(t, g1 - 1, active)
     return -1, -1
 
 
@@ -339,7 +341,7 @@ def begin_tendon_step(
             active[g] = hist_in.active[g]
             hist.winch[g] = hist_in.winch[g]
         for g in range(g0 + 1, g1):
-            s = seg_index(t, g)
+            s = span_slot(t, g, active)
             rest[s] = hist_in.rest[s]
             hist.residual[s] = hist_in.residual[s]
             ml[s] = hist_in.ml[s]
@@ -359,6 +361,8 @@ def begin_tendon_step(
         if not is_dynamic(tm, g):
             continue
         r = tm.guide_radius[g]
+        # The roller's two authored spans; while it is bypassed, s_in holds the merged span and
+        # s_out is empty (newton's slot convention, ``span_slot``).
         s_in = seg_index(t, g)
         s_out = seg_index(t, g + 1)
         xl, xr = span_points(tm, g - 1, g + 1, body_q)
@@ -372,13 +376,13 @@ def begin_tendon_step(
                 theta = material_wrap(tm, g, body_q, mr[s_in], ml[s_out])
                 merged = rest[s_in] + r * theta + rest[s_out]
                 if merged >= REST_LENGTH_FLOOR:
-                    rest[s_out] = merged
-                    hist.residual[s_out] = hist.residual[s_out] + hist.residual[s_in]
-                    ml[s_out] = ml[s_in]
-                    rest[s_in] = 0.0
-                    hist.residual[s_in] = 0.0
-                    ml[s_in] = wp.vec3()
-                    mr[s_in] = wp.vec3()
+                    rest[s_in] = merged
+                    hist.residual[s_in] = hist.residual[s_in] + hist.residual[s_out]
+                    mr[s_in] = mr[s_out]
+                    rest[s_out] = 0.0
+                    hist.residual[s_out] = 0.0
+                    ml[s_out] = wp.vec3()
+                    mr[s_out] = wp.vec3()
                     active[g] = 0
         elif between and clear < r * (1.0 - activation_tol):
             # Engage: split the bypass material into arc + two spans of equal strain.
@@ -391,9 +395,9 @@ def begin_tendon_step(
             theta = wrap_from_angle(winding_angle(c, n, o, t_in, t_out))
             free_in = wp.length(t_in - xa)
             free_out = wp.length(xb - t_out)
-            eff_in = free_in + arc_leaving(tm, g - 1, body_q, ml[s_out], xa)
-            eff_out = free_out + arc_arriving(tm, g + 1, body_q, xb, mr[s_out])
-            avail = rest[s_out] - r * theta
+            eff_in = free_in + arc_leaving(tm, g - 1, body_q, ml[s_in], xa)
+            eff_out = free_out + arc_arriving(tm, g + 1, body_q, xb, mr[s_in])
+            avail = rest[s_in] - r * theta
             share = float(0.5)
             if eff_in + eff_out > 1.0e-12:
                 share = eff_in / (eff_in + eff_out)
@@ -401,8 +405,8 @@ def begin_tendon_step(
             if theta > 0.0 and avail * share >= REST_LENGTH_FLOOR and avail - avail * share >= REST_LENGTH_FLOOR:
                 rest[s_in] = avail * share
                 rest[s_out] = avail - avail * share
-                hist.residual[s_in] = 0.0  # the bypass span's residual stays with it (s_out)
-                ml[s_in] = ml[s_out]
+                hist.residual[s_out] = 0.0  # the bypass span's residual stays with it (s_in)
+                mr[s_out] = mr[s_in]
                 mr[s_in] = to_local(tm, g, body_q, t_in)
                 ml[s_out] = to_local(tm, g, body_q, t_out)
                 active[g] = 1
@@ -415,19 +419,19 @@ def begin_tendon_step(
         if is_force_winch(tm, g0):
             work.winch_force[g0] = winch_command(winch_force[g0])
         else:
-            winch_span(hist, out_segment(t, g0, active), g0, winch_length[g0])
+            winch_span(hist, out_segment(t, g0), g0, winch_length[g0])
     if g1 - 1 > g0 and is_winch(tm, g1 - 1):
         if is_force_winch(tm, g1 - 1):
             work.winch_force[g1 - 1] = winch_command(winch_force[g1 - 1])
         else:
-            winch_span(hist, seg_index(t, g1 - 1), g1 - 1, winch_length[g1 - 1])
+            winch_span(hist, span_slot(t, g1 - 1, active), g1 - 1, winch_length[g1 - 1])
 
     # Starting stretch l - L (damping acts on its rate) and the wrap diagnostic of fixed rollers. A
     # span between world guides keeps this geometry for the whole step: cached for the passes and
     # the diagnostics.
     cache_guide_frames(tm, t, body_q, geo)
     for g in range(g0 + 1, g1):
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         stretch0[s] = 0.0
         work.rest0[s] = rest[s]  # what a rigid run's material is measured against (``rigid_run_stretch``)
         if active[g] != 0:
@@ -448,8 +452,8 @@ def begin_tendon_step(
         wrap_error[g] = 0
     for g in range(g0 + 1, g1 - 1):
         if is_roller(tm, g) and active[g] != 0 and not is_dynamic(tm, g):
-            s_in = seg_index(t, g)
-            s_out = out_segment(t, g, active)
+            s_in = span_slot(t, g, active)
+            s_out = out_segment(t, g)
             theta = material_wrap(tm, g, body_q, mr[s_in], ml[s_out])
             if theta < -WRAP_TOLERANCE or theta > wp.pi + WRAP_TOLERANCE:
                 wrap_error[g] = 1

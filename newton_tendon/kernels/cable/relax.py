@@ -25,9 +25,9 @@ from newton_tendon.kernels.cable.span import (
     at_rest_floor,
     left_guide,
     out_segment,
-    seg_index,
     span_compliance,
     span_damping,
+    span_slot,
 )
 from newton_tendon.kernels.cable.transfer import (
     capstan_transfer,
@@ -86,8 +86,8 @@ def capstan_ratios(
         mu = tm.guide_mu[g]
         # A frictionless guide keeps ratio 1 (exp(0 theta)) without measuring its wrap.
         if mu != 0.0 and active[g] != 0 and transmits_material(tm, g):
-            s_in = seg_index(t, g)
-            s_out = out_segment(t, g, active)
+            s_in = span_slot(t, g, active)
+            s_out = out_segment(t, g)
             x_in = xl_buf[s_in]
             if is_roller(tm, g):
                 x_in = xr_buf[s_in]
@@ -133,14 +133,14 @@ def frictionless_runs(
     for g in range(g0 + 1, g1):
         if active[g] == 0:
             continue
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         run_skip[s] = 0
         if at_rest_floor(rest[s]):
             at_floor = 1
         gl = left_guide(g, active)
         first = s
         if gl > g0 and transmits_material(tm, gl) and ratio[gl] <= 1.0:
-            first = run_first[seg_index(t, gl)]
+            first = run_first[span_slot(t, gl, active)]
         else:
             run_flex[s] = 0.0
             run_num[s] = 0.0
@@ -169,7 +169,7 @@ def frictionless_runs(
         for g in range(g0 + 1, g1):
             if active[g] == 0:
                 continue
-            s = seg_index(t, g)
+            s = span_slot(t, g, active)
             first = run_first[s]
             if run_flex[first] > RIGID_FLEX and at_rest_floor(rest[s]):
                 if lam_hat[s] < run_num[first] / run_flex[first]:
@@ -180,13 +180,13 @@ def frictionless_runs(
         #     flexible or divided by zero (NaN cable in the step the load reached its pinhole).
         for g in range(g0 + 1, g1):
             if active[g] != 0:
-                s = seg_index(t, g)
+                s = span_slot(t, g, active)
                 run_flex[run_first[s]] = 0.0
                 run_num[run_first[s]] = 0.0
         for g in range(g0 + 1, g1):
             if active[g] == 0:
                 continue
-            s = seg_index(t, g)
+            s = span_slot(t, g, active)
             if run_skip[s] == 0:
                 first = run_first[s]
                 run_flex[first] = run_flex[first] + 1.0 / stiff[s]
@@ -197,7 +197,7 @@ def frictionless_runs(
                 # rest of its run shares its own mean again.
                 run_num[w_run] = 0.0
                 for g in range(g0 + 1, g1):
-                    s = seg_index(t, g)
+                    s = span_slot(t, g, active)
                     if active[g] != 0 and run_skip[s] == 0 and run_first[s] == w_run:
                         run_num[w_run] = run_num[w_run] + lam_hat[s] / stiff[s]
                 w_run = -1
@@ -208,7 +208,7 @@ def frictionless_runs(
     for g in range(g0 + 1, g1):
         if active[g] == 0:
             continue
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         first = run_first[s]
         if run_skip[s] == 0 and run_flex[first] > RIGID_FLEX:
             dl = (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
@@ -217,7 +217,7 @@ def frictionless_runs(
     for g in range(g0 + 1, g1):
         if active[g] == 0:
             continue
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         first = run_first[s]
         if run_skip[s] != 0:
             continue
@@ -306,16 +306,16 @@ def capstan_sweeps(
         for g in range(g0 + 1, g1 - 1):
             if not frictional_guide(tm, g, active, ratio):
                 continue
-            a = seg_index(t, g)
+            a = span_slot(t, g, active)
             fa = run_first[a]
             if run_flex[fa] <= RIGID_FLEX and run_begin[fa] > g0 and transmits_material(tm, run_begin[fa]):
                 continue  # an intermediate rigid run: handled from the run on its left
             # Walk right over rigid runs, multiplying the capstan ratios.
             e_total = ratio[g]
-            fb = run_first[out_segment(t, g, active)]
+            fb = run_first[out_segment(t, g)]
             while run_flex[fb] <= RIGID_FLEX and frictional_guide(tm, run_end[fb], active, ratio):
                 e_total = e_total * ratio[run_end[fb]]
-                fb = run_first[out_segment(t, run_end[fb], active)]
+                fb = run_first[out_segment(t, run_end[fb])]
             lam_a = lam_hat[a]
             lam_b = lam_hat[fb]
             # A force winch's run keeps its tension: the drum gives or takes the transfer (k = 0).
@@ -370,7 +370,7 @@ def capstan_sweeps(
                     near = a
                 floored = int(0)
                 for h in range(g0 + 1, g1):
-                    s = seg_index(t, h)
+                    s = span_slot(t, h, active)
                     if active[h] == 0 or run_skip[s] != 0 or run_first[s] != give:
                         continue
                     if at_rest_floor(rest[s]):
@@ -392,7 +392,7 @@ def capstan_sweeps(
             for h in range(g0 + 1, g1):
                 if active[h] == 0:
                     continue
-                s = seg_index(t, h)
+                s = span_slot(t, h, active)
                 if run_skip[s] != 0:
                     continue
                 room = wp.max(rest[s] - REST_LENGTH_FLOOR, 0.0)
@@ -414,7 +414,7 @@ def capstan_sweeps(
                 for h in range(g0 + 1, g1):
                     if active[h] == 0:
                         continue
-                    s = seg_index(t, h)
+                    s = span_slot(t, h, active)
                     if run_skip[s] != 0:
                         continue
                     share = float(0.0)
@@ -449,7 +449,7 @@ def capstan_sweeps(
                 if moved_in > r_tol:
                     tension = t_other * e_total
                 for h in range(g0 + 1, g1):
-                    s = seg_index(t, h)
+                    s = span_slot(t, h, active)
                     if active[h] != 0 and run_skip[s] == 0 and run_first[s] == rigid:
                         change = wp.max(change, wp.abs(tension - lam_hat[s]))
                         lam_hat[s] = tension
@@ -459,15 +459,15 @@ def capstan_sweeps(
             ta = wp.max(lam_hat[a], 0.0)
             tb = wp.max(lam_hat[fb], 0.0)
             e_part = ratio[g]
-            fm = run_first[out_segment(t, g, active)]
+            fm = run_first[out_segment(t, g)]
             while fm != fb:
                 e_right = e_total / e_part
                 tension = wp.max(ta / e_part, tb / e_right)
                 for h in range(g0 + 1, g1):
-                    if active[h] != 0 and run_first[seg_index(t, h)] == fm:
-                        lam_hat[seg_index(t, h)] = tension
+                    if active[h] != 0 and run_first[span_slot(t, h, active)] == fm:
+                        lam_hat[span_slot(t, h, active)] = tension
                 e_part = e_part * ratio[run_end[fm]]
-                fm = run_first[out_segment(t, run_end[fm], active)]
+                fm = run_first[out_segment(t, run_end[fm])]
         # settle_tol = 0 asks for every sweep (newton's meaning of the control): no early stop.
         if settle_tol > 0.0 and change <= settle_tol * scale:
             break
@@ -503,14 +503,17 @@ def relax_material(
     frictional = capstan_ratios(tm, t, hist, work, geo)
     # 3a. Frictionless runs (``frictionless_runs``).
     w_guide, w_run = frictionless_runs(tm, t, dt2, hist, work, geo)
-    # 3b. Frictional guides (``capstan_sweeps``); without one the first sweep would change nothing.
-    #     ``work.sweeps`` counts the sweeps this pass ran (0: the runs of 3a were the whole answer).
+    # 3b. Frictional guides (``capstan_sweeps``); without one the first sweep would change nothing,
+    #     so it is skipped, except that ``settle_tol`` = 0 asks for the whole budget on every route
+    #     (newton's meaning: a fixed amount of work per step, no data-dependent stop), and the sweeps
+    #     then run and find nothing to move. ``work.sweeps`` counts the sweeps this pass ran (0: the
+    #     runs of 3a were the whole answer).
     sweeps = int(0)
-    if frictional != 0:
+    if frictional != 0 or settle_tol <= 0.0:
         sweeps = capstan_sweeps(tm, t, max_sweeps, settle_tol, w_guide, w_run, hist, work, geo)
     work.sweeps[t] = sweeps
 
     # 4. A length winch whose rigid run is still stretched has reeled in cable nobody gives: it stalls.
-    stall_length_winch(t, g0, out_segment(t, g0, active), tm, active, hist, work, geo)
+    stall_length_winch(t, g0, out_segment(t, g0), tm, active, hist, work, geo)
     if g1 - 1 > g0:
-        stall_length_winch(t, g1 - 1, seg_index(t, g1 - 1), tm, active, hist, work, geo)
+        stall_length_winch(t, g1 - 1, span_slot(t, g1 - 1, active), tm, active, hist, work, geo)

@@ -1,11 +1,11 @@
 """Routed cables: one span of a route, from the pose alone (no cached geometry).
 
-Index helpers (``seg_index``: the span a guide owns, ``left_guide``/``out_segment`` across a bypassed
-dynamic roller), the span's compliance and damping, the arc terms between a roller's material point
-and its tangent point, the rest-length floor and the end stop (``at_rest_floor``, ``span_at_stop``,
-``stop_points``), and the effective length ``span_length`` of the model (package docstring). The
-cached variants that reuse a pass's guide frames are in ``cached``; both must stay the same
-arithmetic.
+Index helpers (``span_slot``: the span a guide owns, ``seg_index``: an authored span,
+``left_guide``/``out_segment`` across a bypassed dynamic roller), the span's compliance and damping,
+the arc terms between a roller's material point and its tangent point, the rest-length floor and the
+end stop (``at_rest_floor``, ``span_at_stop``, ``stop_points``), and the effective length
+``span_length`` of the model (package docstring). The cached variants that reuse a pass's guide
+frames are in ``cached``; both must stay the same arithmetic.
 """
 
 import warp as wp
@@ -29,7 +29,7 @@ wp.set_module_options({"enable_backward": False})
 
 @wp.func
 def seg_index(t: int, g: int):
-    """Segment owned by guide g of tendon t (its incoming span)."""
+    """Slot of the authored span g - 1 -> g of tendon t (the route as built)."""
     return g - t - 1
 
 
@@ -42,11 +42,22 @@ def left_guide(g: int, guide_active: wp.array(dtype=wp.int32)):
 
 
 @wp.func
-def out_segment(t: int, g: int, guide_active: wp.array(dtype=wp.int32)):
-    """Segment holding the active span that leaves guide g."""
-    if guide_active[g + 1] != 0:
-        return seg_index(t, g + 1)
-    return seg_index(t, g + 2)
+def span_slot(t: int, g: int, guide_active: wp.array(dtype=wp.int32)):
+    """Slot of the span guide g (not the first of tendon t) owns: for an active g, the active span
+    arriving at g, which sits in the slot of the span leaving its left guide (newton's convention: a
+    span merged over a bypassed dynamic roller keeps the slot before the roller); for a bypassed
+    roller, the slot of its authored outgoing span, which is then empty. Over g in (g0, g1) the map
+    is one to one onto the tendon's slots, so a loop over guides visits every slot once."""
+    if guide_active[g] == 0:
+        return g - t
+    return left_guide(g, guide_active) - t
+
+
+@wp.func
+def out_segment(t: int, g: int):
+    """Slot of the active span leaving active guide g (not the last of tendon t): always g's own
+    authored outgoing slot, whether or not the next guide is bypassed."""
+    return g - t
 
 
 @wp.func
@@ -54,7 +65,7 @@ def span_compliance(tm: TendonModel, s: int, bypass: bool):
     """Compliance [m/N] of span s; a bypass span is the two authored spans in series."""
     c = tm.seg_compliance[s]
     if bypass:
-        c = c + tm.seg_compliance[s - 1]
+        c = c + tm.seg_compliance[s + 1]
     return c
 
 
@@ -63,7 +74,7 @@ def span_damping(tm: TendonModel, s: int, bypass: bool):
     """Damping [N s/m] of span s; a bypass span combines the two dampers in series."""
     d = tm.seg_damping[s]
     if bypass:
-        d2 = tm.seg_damping[s - 1]
+        d2 = tm.seg_damping[s + 1]
         if d > 0.0 and d2 > 0.0:
             d = d * d2 / (d + d2)
         else:

@@ -19,7 +19,7 @@ from newton_tendon.kernels.cable.constants import (
 )
 from newton_tendon.kernels.cable.history import add_material
 from newton_tendon.kernels.cable.span import (
-    seg_index,
+    span_slot,
 )
 from newton_tendon.kernels.cable.types import TendonHistory, TendonWork
 from newton_tendon.kernels.routing import TendonModel, is_force_winch, is_winch, transmits_material
@@ -80,7 +80,7 @@ def rigid_run_stretch(
     moved = float(0.0)
     length = float(0.0)
     for h in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, h)
+        s = span_slot(t, h, active)
         if active[h] != 0 and work.run_skip[s] == 0 and work.run_first[s] == first:
             stretch = stretch + (geo.length[s] - rest[s])
             moved = moved + (rest[s] - work.rest0[s])
@@ -132,7 +132,7 @@ def share_rigid_run(
     spread = float(0.0)
     scale = float(1.0)
     for h in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, h)
+        s = span_slot(t, h, active)
         if active[h] == 0 or work.run_skip[s] != 0 or work.run_first[s] != first:
             continue
         dl = (geo.length[s] - hist.rest[s]) - stretch * (1.0 / work.stiff[s]) / flex
@@ -142,7 +142,7 @@ def share_rigid_run(
     if spread <= tol:
         return
     for h in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, h)
+        s = span_slot(t, h, active)
         if active[h] == 0 or work.run_skip[s] != 0 or work.run_first[s] != first:
             continue
         dl = (geo.length[s] - hist.rest[s]) - stretch * (1.0 / work.stiff[s]) / flex
@@ -183,7 +183,7 @@ def stall_length_winch(
         return
     given = float(0.0)
     for h in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, h)
+        s = span_slot(t, h, active)
         if active[h] == 0 or work.run_skip[s] != 0 or work.run_first[s] != first:
             continue
         dl = geo.length[s] - hist.rest[s]
@@ -200,7 +200,7 @@ def stopped_member_tension(tm: TendonModel, t: int, first: int, active: wp.array
     spans' bodies sit at their end stops."""
     tension = float(0.0)
     for g in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         if active[g] != 0 and work.run_skip[s] != 0 and work.run_first[s] == first:
             tension = wp.max(tension, work.lam_hat[s])
     return tension

@@ -21,6 +21,7 @@ from newton_tendon.kernels.cable.span import (
     seg_index,
     span_compliance,
     span_damping,
+    span_slot,
 )
 from newton_tendon.kernels.cable.transfer import frictional_guide
 from newton_tendon.kernels.cable.types import TendonHistory, TendonWork
@@ -141,7 +142,7 @@ def rows_still_hold(
     room = float(1.0e30)
     moved = float(0.0)
     for g in range(g0 + 1, g1):
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         if active[g] == 0:
             continue
         room = wp.min(room, rest[s] - REST_LENGTH_FLOOR)
@@ -188,7 +189,7 @@ def keep_tendon_rows(tm: TendonModel, t: int, active: wp.array(dtype=wp.int32), 
     (the dual step gave every member of a run row the run's tension). Spans that are rows of their
     own need nothing: the dual step left a span without a row untouched."""
     for g in range(tm.start[t] + 1, tm.start[t + 1]):
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         if active[g] == 0 or lin.run_head[s] != s or lin.run_next[s] < 0:
             continue
         base = float(0.0)
@@ -245,7 +246,7 @@ def linearize_tendon(
     cur_run = int(-1)
     row_head = int(-1)
     for g in range(g0 + 1, g1):
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         lin.run_head[s] = s
         lin.run_next[s] = -1
         lin.chain_head[s] = -1
@@ -297,7 +298,7 @@ def linearize_tendon(
         if frictional_guide(tm, g, active, work.ratio):
             frictional = 1
     for g in range(g0 + 1, g1):
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         if active[g] == 0 or lin.run_head[s] != s or work.run_skip[s] != 0:
             continue
         if lin.run_next[s] < 0 and frictional == 0:
@@ -334,8 +335,8 @@ def linearize_tendon(
         for g in range(g0 + 1, g1 - 1):
             if not frictional_guide(tm, g, active, work.ratio):
                 continue
-            a = seg_index(t, g)
-            b = out_segment(t, g, active)
+            a = span_slot(t, g, active)
+            b = out_segment(t, g)
             ha = lin.run_head[a]
             # A span next to the guide at the rest-length floor passes no material across it (the
             # relaxation's end stop), so the guide's bound does not join its two sides: chaining a
@@ -382,7 +383,7 @@ def linearize_tendon(
                 lin.run_next[b] = -2
     # Geometric stiffness of each span with a row, from the tension its row (or run row) has here.
     for g in range(g0 + 1, g1):
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         if active[g] == 0 or lin.k[s] <= 0.0:
             continue
         tension = float(0.0)

@@ -10,7 +10,7 @@ import warp as wp
 
 from newton_tendon.kernels.cable.cached import TendonGeometry, cache_body_guide_frames, cached_span_length, world_span
 from newton_tendon.kernels.cable.relax import predict_span, relax_material
-from newton_tendon.kernels.cable.span import left_guide, seg_index, span_damping
+from newton_tendon.kernels.cable.span import left_guide, span_damping, span_slot
 from newton_tendon.kernels.cable.types import TendonHistory, TendonWork
 from newton_tendon.kernels.cable.vbd_rows import TendonLinearization
 from newton_tendon.kernels.math import inv_inertia_quadratic
@@ -90,7 +90,7 @@ def exerted_tension_predictions(
     lam_hat = work.lam_hat
     stiff = work.stiff
     for g in range(g0 + 1, g1):
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         if active[g] == 0 or lin.run_head[s] != s or lam[s] <= 0.0:
             continue
         rows = int(0)
@@ -165,7 +165,7 @@ def relax_tendon_vbd(
     else:
         refresh_moving_guide_frames(tm, bodies, t, body_q, geo)
     for g in range(g0 + 1, g1):
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         if active[g] == 0:
             continue
         gl = left_guide(g, active)

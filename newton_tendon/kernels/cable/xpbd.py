@@ -17,7 +17,7 @@ from newton_tendon.kernels.cable.cached import (
 )
 from newton_tendon.kernels.cable.constants import XPBD_MODULE
 from newton_tendon.kernels.cable.relax import predict_span, relax_material
-from newton_tendon.kernels.cable.span import left_guide, seg_index
+from newton_tendon.kernels.cable.span import left_guide, span_slot
 from newton_tendon.kernels.cable.types import TendonHistory, TendonWork
 from newton_tendon.kernels.rigid import BodyModel, is_moving_body
 from newton_tendon.kernels.routing import TendonModel
@@ -62,7 +62,7 @@ def relax_tendon(
     #    between world guides keep what begin_step cached).
     cache_body_guide_frames(tm, t, body_q, geo)
     for g in range(g0 + 1, g1):
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         if active[g] == 0:
             continue
         gl = left_guide(g, active)
@@ -117,8 +117,8 @@ def solve_tendon(
         slot_delta[slot_base + 2 * g + 1] = wp.spatial_vector()
     shared = int(0)  # whether two rows of the tendon move one body
     for g in range(g0, g1):
-        s = seg_index(t, g)
         if g > g0 and active[g] != 0:
+            s = span_slot(t, g, active)
             lam_hat[s] = relaxation * (wp.max(lam_hat[s], 0.0) - lam[s])
         b = tm.guide_body[g]
         if active[g] == 0 or not is_moving_body(bodies, b):
@@ -137,7 +137,7 @@ def solve_tendon(
             if active[g] != 0:
                 share = wp.min(share, row_split(tm, bodies, t, tm.guide_body[g], body_q, active, work, geo))
     for g in range(g0 + 1, g1):
-        s = seg_index(t, g)
+        s = span_slot(t, g, active)
         if active[g] == 0:
             continue
         gl = left_guide(g, active)
@@ -177,11 +177,11 @@ def row_end_pull(
     work: TendonWork,
     geo: TendonGeometry,
 ):
-    """The step ``dlam = work.lam_hat`` [N s^2] of span ``seg_index(t, g)``'s row at body b, up to one
-    sign for all of b's rows: ``(J_lin dlam, J_ang dlam, I^-1 J_ang dlam)`` with J_lin = n, J_ang =
+    """The step ``dlam = work.lam_hat`` [N s^2] of the row of the span arriving at g (``span_slot``)
+    at body b, up to one sign for all of b's rows: ``(J_lin dlam, J_ang dlam, I^-1 J_ang dlam)`` with J_lin = n, J_ang =
     (x - c) x n at the span's end on b. Zeros when b holds neither end, or the span has no length or
     both ends on b (it exerts nothing)."""
-    s = seg_index(t, g)
+    s = span_slot(t, g, active)
     gl = left_guide(g, active)
     bl = tm.guide_body[gl]
     br = tm.guide_body[g]
