@@ -7,6 +7,7 @@ import warp as wp
 
 from newton_tendon.kernels.spatial import SpatialPathModel
 from newton_tendon.kernels.transmission import TransmissionModel, TransmissionScratch, transmission_lengths
+from newton_tendon.kernels.types import JOINT_D6, JOINT_REVOLUTE
 
 from .transmission import SPATIAL_PATH_KEYS
 
@@ -86,6 +87,17 @@ def finalize_transmissions(b, m, world_count: int):
     m.transmission_term_coefficient = wp.array(
         _f32([c for t in b.transmission_terms for _, c in t]), dtype=float, device=dev
     )
+    # Each term's dof (its joint's first dof, plus the D6 axis) and whether its coordinate is an
+    # angle (a twist about that dof's axis) or a length along it.
+    term_dof, term_angular = [], []
+    qd_start = m.joint_qd_start.numpy()
+    for terms, axes in zip(b.transmission_terms, b.transmission_term_axes, strict=True):
+        for (j, _), k in zip(terms, axes, strict=True):
+            term_dof.append(int(qd_start[j]) + k)
+            jt = b.joint_type[j]
+            term_angular.append(int(jt == JOINT_REVOLUTE or (jt == JOINT_D6 and k >= b.joint_dof_dim[j][0])))
+    m.transmission_term_dof = wp.array(np.asarray(term_dof, dtype=np.int32), dtype=wp.int32, device=dev)
+    m.transmission_term_angular = wp.array(np.asarray(term_angular, dtype=np.int32), dtype=wp.int32, device=dev)
 
     props = b.transmission_properties
     for name, key in _PROPERTY_ARRAYS:
@@ -180,6 +192,8 @@ def transmission_model_struct(m) -> TransmissionModel:
     s.path = m.transmission_path
     s.term_start = m.transmission_term_start
     s.term_joint = m.transmission_term_joint
+    s.term_dof = m.transmission_term_dof
+    s.term_angular = m.transmission_term_angular
     s.term_coefficient = m.transmission_term_coefficient
     s.joint_type = m.joint_type
     s.joint_parent = m.joint_parent

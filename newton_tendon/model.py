@@ -270,6 +270,12 @@ class Model:
         """Number of fixed-tendon joint terms over all tendons."""
         self.transmission_term_joint = None
         """Joint of each term (revolute or prismatic), shape [transmission_term_count], int32."""
+        self.transmission_term_dof = None
+        """Dof of each term: its joint's first dof, plus the axis of a D6 joint's term
+        (``add_fixed_tendon(axes=)``), shape [transmission_term_count], int32."""
+        self.transmission_term_angular = None
+        """1 where a term's coordinate is an angle (a revolute joint, or a D6 joint's single angular
+        axis), 0 for a length, shape [transmission_term_count], int32."""
         self.transmission_term_coefficient = None
         """Coefficient c_i of each term [m/rad or m/m], shape [transmission_term_count], float32."""
         self.transmission_term_initial_coordinate = None

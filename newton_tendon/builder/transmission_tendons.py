@@ -15,6 +15,8 @@ import math
 from collections.abc import Sequence
 from numbers import Real
 
+import numpy as np
+
 from newton_tendon.kernels import types as T
 
 from .. import _hostmath as hm
@@ -147,6 +149,9 @@ class TransmissionBuilder:
         self.transmission_path: list[dict] = []
         # Fixed tendons: (joint, coefficient) terms per tendon ([] for spatial tendons).
         self.transmission_terms: list[list[tuple[int, float]]] = []
+        # Fixed tendons: the coordinate of each term within its joint (0 but for a D6 joint's later
+        # axes), parallel to ``transmission_terms``.
+        self.transmission_term_axes: list[list[int]] = []
         # Couplings.
         self.coupling_first: list[int] = []
         self.coupling_second: list[int] = []
@@ -230,16 +235,28 @@ class TransmissionBuilder:
         self.transmission_properties.append(props)
         self.transmission_path.append(flat)
         self.transmission_terms.append([])
+        self.transmission_term_axes.append([])
         return self.transmission_count - 1
 
     def add_fixed_tendon(
-        self, joints: Sequence[int], coefficients: Sequence[float], *, label: str | None = None, **properties
+        self,
+        joints: Sequence[int],
+        coefficients: Sequence[float],
+        *,
+        axes: Sequence[int] | None = None,
+        label: str | None = None,
+        **properties,
     ) -> int:
-        """Add a fixed transmission tendon ``l = sum_i c_i q_i`` over revolute/prismatic joints.
+        """Add a fixed transmission tendon ``l = sum_i c_i q_i`` over joint coordinates.
 
-        Coefficients may be negative, zero or repeated (a revolute coefficient is a moment arm
-        [m/rad], a prismatic one a ratio); joints may belong to different articulations of one
-        world. Ball, free and fixed joints are rejected. Properties as ``add_spatial_tendon``.
+        ``q_i`` is the coordinate of revolute or prismatic joint ``joints[i]``, or of axis
+        ``axes[i]`` of a D6 joint (its coordinates in order, linear then angular; an angular axis only
+        when the D6 has one angular axis, whose coordinate is a twist like a revolute joint's; three
+        angular axes are successive rotations, not twists, and are rejected). ``axes`` defaults to 0
+        for every term and must be 0 for revolute and prismatic joints. Coefficients may be
+        negative, zero or repeated (a coefficient on an angle is a moment arm [m/rad], on a length a
+        ratio); joints may belong to different articulations of one world. Ball, free and fixed
+        joints are rejected. Properties as ``add_spatial_tendon``.
         """
         where = f"add_fixed_tendon(tendon {self.transmission_count})"
         if isinstance(joints, (str, bytes)) or not isinstance(joints, Sequence):
@@ -250,19 +267,48 @@ class TransmissionBuilder:
             raise ValueError(f"{where}: needs at least one joint")
         if len(joints) != len(coefficients):
             raise ValueError(f"{where}: {len(joints)} joints but {len(coefficients)} coefficients")
+        if axes is None:
+            axes = [0] * len(joints)
+        if isinstance(axes, (str, bytes)) or not isinstance(axes, Sequence):
+            raise TypeError(f"{where}: axes must be a sequence of ints, got {type(axes).__name__}")
+        if len(axes) != len(joints):
+            raise ValueError(f"{where}: {len(joints)} joints but {len(axes)} axes")
         terms = []
-        for i, (j, c) in enumerate(zip(joints, coefficients, strict=True)):
+        term_axes = []
+        for i, (j, c, k) in enumerate(zip(joints, coefficients, axes, strict=True)):
             if isinstance(j, bool) or not isinstance(j, int):
                 raise TypeError(f"{where}: joints[{i}] must be an int, got {type(j).__name__}")
             if not 0 <= j < self.joint_count:
                 raise ValueError(f"{where}: joints[{i}] = {j} is not a joint index (0..{self.joint_count - 1})")
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+                raise TypeError(f"{where}: axes[{i}] must be an int, got {type(k).__name__}")
+            k = int(k)
             jt = self.joint_type[j]
-            if jt not in (T.JOINT_REVOLUTE, T.JOINT_PRISMATIC):
+            if jt == T.JOINT_D6:
+                n_lin, n_ang = self.joint_dof_dim[j]
+                if not 0 <= k < n_lin + n_ang:
+                    raise ValueError(
+                        f"{where}: axes[{i}] = {k} is not an axis of D6 joint {j} ('{self.joint_label[j]}', "
+                        f"{n_lin + n_ang} axes)"
+                    )
+                if k >= n_lin and n_ang != 1:
+                    raise ValueError(
+                        f"{where}: axes[{i}] = {k} is an angular axis of D6 joint {j} ('{self.joint_label[j]}') "
+                        f"with {n_ang} angular axes; fixed tendons need a twist coordinate (a D6 with one "
+                        "angular axis, or a linear axis)"
+                    )
+            elif jt in (T.JOINT_REVOLUTE, T.JOINT_PRISMATIC):
+                if k != 0:
+                    raise ValueError(
+                        f"{where}: axes[{i}] = {k}, but joint {j} ('{self.joint_label[j]}') has one coordinate (axis 0)"
+                    )
+            else:
                 raise ValueError(
                     f"{where}: joints[{i}] = {j} ('{self.joint_label[j]}') is a {JOINT_TYPE_NAMES[jt]} joint; "
-                    "fixed tendons need revolute or prismatic joints (one scalar coordinate)"
+                    "fixed tendons need revolute or prismatic joints, or a D6 joint's axis (one scalar coordinate)"
                 )
             terms.append((int(j), _number(where, f"coefficients[{i}]", c)))
+            term_axes.append(k)
         props = check_transmission_properties(where, properties)
         bodies = [b for j, _ in terms for b in (self.joint_parent[j], self.joint_child[j])]
         world = self._transmission_world(where, bodies)
@@ -273,6 +319,7 @@ class TransmissionBuilder:
         self.transmission_properties.append(props)
         self.transmission_path.append({})
         self.transmission_terms.append(terms)
+        self.transmission_term_axes.append(term_axes)
         return self.transmission_count - 1
 
     def add_tendon_coupling(
@@ -364,6 +411,7 @@ class TransmissionBuilder:
                             path["side_offset"][e] = tuple(hm.transform_point(xf, path["side_offset"][e]))
             self.transmission_path.append(path)
             self.transmission_terms.append([(j + j0, c) for j, c in other.transmission_terms[i]])
+            self.transmission_term_axes.append(list(other.transmission_term_axes[i]))
             self.transmission_properties.append(dict(other.transmission_properties[i]))
         self.transmission_type.extend(other.transmission_type)
         self.transmission_world.extend(remap_world(w) for w in other.transmission_world)

@@ -47,6 +47,8 @@ class TransmissionModel:
     path: SpatialPathModel
     term_start: wp.array(dtype=wp.int32)
     term_joint: wp.array(dtype=wp.int32)
+    term_dof: wp.array(dtype=wp.int32)
+    term_angular: wp.array(dtype=wp.int32)
     term_coefficient: wp.array(dtype=float)
     joint_type: wp.array(dtype=wp.int32)
     joint_parent: wp.array(dtype=wp.int32)

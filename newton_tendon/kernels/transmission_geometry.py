@@ -19,7 +19,6 @@ from newton_tendon.kernels.transmission_data import (
     TransmissionReport,
     TransmissionScratch,
 )
-from newton_tendon.kernels.types import JOINT_REVOLUTE
 
 wp.set_module_options({"enable_backward": False})
 
@@ -65,23 +64,27 @@ def body_com(tm: TransmissionModel, b: int, body_q: wp.array(dtype=wp.transform)
 
 
 @wp.func
-def joint_term(tm: TransmissionModel, j: int, body_q: wp.array(dtype=wp.transform), q_ref: float):
-    """(q, J_parent, J_child) of revolute/prismatic joint j: its coordinate [rad or m] and the
-    6-vector gradients dq/d(x, theta) of its parent and child bodies.
+def joint_term(tm: TransmissionModel, k: int, body_q: wp.array(dtype=wp.transform), q_ref: float):
+    """(q, J_parent, J_child) of fixed-tendon term k: the coordinate [rad or m] of its joint along
+    its dof (a revolute or prismatic joint, or one axis of a D6 joint) and the 6-vector gradients
+    dq/d(x, theta) of the joint's parent and child bodies.
 
-    revolute: q = twist of the child frame about the axis, unwrapped to the branch nearest
-    ``q_ref`` (the previous coordinate), so a joint turning past +-pi keeps a continuous
-    coordinate; J_c = (0, a), J_p = (0, -a).
-    prismatic: q = (x_c - x_p) . a with a fixed to the parent, J_c = (a, r_c x a),
-    J_p = (-a, -(r_p x a) + a x (x_c - x_p)) (the axis turns with the parent).
+    angle (revolute, a D6's single angular axis): q = twist of the child frame about the axis,
+    unwrapped to the branch nearest ``q_ref`` (the previous coordinate), so a joint turning past
+    +-pi keeps a continuous coordinate; J_c = (0, a), J_p = (0, -a). (The D6's other rotations are
+    locked, so its relative rotation is about that axis.)
+    length (prismatic, a D6's linear axis): q = (x_c - x_p) . a with a fixed to the parent,
+    J_c = (a, r_c x a), J_p = (-a, -(r_p x a) + a x (x_c - x_p)) (the axis turns with the parent);
+    the D6's linear axes are orthonormal, so this is that axis's coordinate.
     """
+    j = tm.term_joint[k]
     X_wp, X_wc = joint_frames(tm, j, body_q)
     rot_p = wp.transform_get_rotation(X_wp)
-    axis = tm.joint_axis[tm.joint_qd_start[j]]
+    axis = tm.joint_axis[tm.term_dof[k]]
     a = wp.quat_rotate(rot_p, axis)
     p = tm.joint_parent[j]
     c = tm.joint_child[j]
-    if tm.joint_type[j] == JOINT_REVOLUTE:
+    if tm.term_angular[k] != 0:
         q = twist_angle(wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc), axis)
         q = q + TWO_PI * wp.round((q_ref - q) / TWO_PI)
         return q, wp.spatial_vector(wp.vec3(0.0), -a), wp.spatial_vector(wp.vec3(0.0), a)
@@ -107,7 +110,7 @@ def transmission_geometry(
         for k in range(k0, tm.term_start[t + 1]):
             j = tm.term_joint[k]
             c = tm.term_coefficient[k]
-            q, jp, jc = joint_term(tm, j, body_q, scratch.term_ref[k])
+            q, jp, jc = joint_term(tm, k, body_q, scratch.term_ref[k])
             scratch.term_q[k] = q
             length = length + c * q
             s = s0 + 2 * (k - k0)

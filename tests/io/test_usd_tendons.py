@@ -506,7 +506,7 @@ def test_write_authors_minimal_bodies_that_add_usd_imports():
     inertia); add_usd then rebuilds the bodies and the routed cables and spatial tendons."""
     scene = round_trip_scene()
     scene.transmission_type.pop()  # drop the fixed tendon: this stage has no joint prims
-    for name in ("label", "properties", "path", "terms", "world"):
+    for name in ("label", "properties", "path", "terms", "term_axes", "world"):
         getattr(scene, "transmission_" + name).pop()
     ref = scene.finalize("cpu")
     stage = Usd.Stage.CreateInMemory()

@@ -164,7 +164,8 @@ def finish_actuators(imp):
                 "position": ("joint_target_pos", 1.0 / gear, 0.0),
                 "velocity": ("joint_target_vel", 1.0 / gear, 0.0),
             }[mode]
-            index = j  # joint index; converted to a dof index after the merge
+            index = j  # joint index; converted to a dof index after the merge (plus the axis in a D6)
+            imp.actuator_dof[label] = imp.joint_dof.get(tname, 0)
         imp.info.actuators[label] = MjcfActuator(
             name=label,
             kind=p["kind"],

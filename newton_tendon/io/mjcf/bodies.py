@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from newton_tendon import _hostmath as hm
+from newton_tendon.builder.joints import JointDofConfig
 from newton_tendon.inertia import check_inertia_triangle, quat_to_matrix
 
 from .attributes import _IDENTITY_Q
@@ -196,20 +197,14 @@ def inertial(imp, iel, ia, frame):
 
 
 def joint(imp, entry, body, parent, parent_base):
-    """The ``<joint>`` or ``<freejoint>`` of a body (at most one). Hinge and slide joints become
-    revolute and prismatic joints with their limits and spring, the gains of a joint actuator folded
-    in; ball and free joints map directly (a free joint is welded with ``floating=False``). A body
-    without one is welded to its parent (a root gets a free joint with ``floating=True``; a mocap
-    body gets no joint)."""
+    """The ``<joint>``/``<freejoint>`` elements of a body. One hinge or slide joint becomes a revolute
+    or prismatic joint with its limits and spring, the gains of a joint actuator folded in; ball and
+    free joints map directly (a free joint is welded with ``floating=False``); several hinge and slide
+    joints in one body become one D6 joint (``multi_joint``). A body without a joint is welded to its
+    parent (a root gets a free joint with ``floating=True``; a mocap body gets no joint)."""
     b = imp.scratch
     el = entry["el"]
     joints = entry["joints"]
-    if len(joints) > 1:
-        imp.fail(
-            el,
-            f"has {len(joints)} joints; only one joint per body is supported (split the body into "
-            "a chain of bodies with one joint each)",
-        )
     if entry["mocap"] and joints:
         imp.fail(el, "a mocap body cannot have joints")
     if not joints:
@@ -227,15 +222,16 @@ def joint(imp, entry, body, parent, parent_base):
             )
         imp._add(el, b.add_joint_fixed, parent, body, parent_base, label=entry["name"])
         return
-    jel, ja = joints[0]
     check_moving_body(imp, el, body)
-    frame = ja.pop("_frame", hm.IDENTITY)
-    jtype = (
-        "free" if jel.tag == "freejoint" else imp.choice(jel, ja, "type", ("hinge", "slide", "ball", "free"), "hinge")
-    )
+    if len(joints) > 1:
+        multi_joint(imp, entry, body, parent, parent_base)
+        return
+    jel, ja = joints[0]
+    jtype = joint_kind(imp, jel, ja)
     name = ja.get("name")
     label = name if name is not None else None
     if jtype == "free":
+        ja.pop("_frame", None)
         if not entry["root"]:
             imp.fail(jel, "a free joint is only allowed on a child of <worldbody>")
         if jel.tag == "freejoint" and ja.get("align", "false") not in ("false", "auto"):
@@ -246,7 +242,51 @@ def joint(imp, entry, body, parent, parent_base):
             j = imp._add(jel, b.add_joint_free, body, label=label)
         _register_joint(imp, jel, name, j, jtype)
         return
-    for k in ("ref", "margin", "frictionloss"):
+    dof = joint_dof(imp, jel, ja, jtype)
+    parent_xform, child_xform = joint_frames(parent_base, dof["pos"], [(dof, jtype)] if jtype != "ball" else [])
+    if jtype == "ball":
+        j = imp._add(jel, b.add_joint_ball, parent, body, parent_xform, child_xform, label=label)
+        _register_joint(imp, jel, name, j, jtype)
+        return
+    if jtype == "slide" and dof["armature"] != 0.0:
+        imp.fail(jel, "armature on a slide joint is not supported (maximal coordinates); add the mass to the body")
+    add = b.add_joint_revolute if jtype == "hinge" else b.add_joint_prismatic
+    j = imp._add(
+        jel,
+        add,
+        parent,
+        body,
+        parent_xform,
+        child_xform,
+        dof["axis"],
+        limit_lower=dof["lo"],
+        limit_upper=dof["hi"],
+        target_pos=dof["target_pos"],
+        target_vel=0.0,
+        target_ke=dof["ke"],
+        target_kd=dof["kd"],
+        armature=dof["armature"],
+        label=label,
+    )
+    _register_joint(imp, jel, name, j, jtype)
+
+
+def joint_kind(imp, jel, ja) -> str:
+    """The MJCF type of a ``<joint>`` or ``<freejoint>``: hinge, slide, ball or free."""
+    if jel.tag == "freejoint":
+        return "free"
+    return imp.choice(jel, ja, "type", ("hinge", "slide", "ball", "free"), "hinge")
+
+
+def joint_dof(imp, jel, ja, jtype) -> dict:
+    """The checked attributes of one hinge, slide or ball ``<joint>``: its position ``pos`` and unit
+    ``axis`` in the body frame (a ``<frame>`` around it folded in), limits ``lo``/``hi`` (None: none;
+    radians on a hinge), the spring and damper with a joint actuator's gains folded in (``ke``,
+    ``kd``, ``target_pos`` = springref while there is a spring), ``armature`` and ``ref`` (the
+    coordinate at the body's pose in the file, ``joint_frames``)."""
+    frame = ja.pop("_frame", hm.IDENTITY)
+    name = ja.get("name")
+    for k in ("margin", "frictionloss"):
         imp.zero(jel, ja, k, why="is not supported on joints")
     if imp.flag(jel, ja, "actuatorfrclimited", "auto") == "true" or (
         "actuatorfrcrange" in ja and imp.flag(jel, ja, "actuatorfrclimited", "auto") == "auto" and imp.autolimits
@@ -257,23 +297,20 @@ def joint(imp, entry, body, parent, parent_base):
     if ja.get("actuatorgravcomp", "false") != "false":
         imp.fail(jel, "actuatorgravcomp is not supported")
     jpos = imp.floats(jel, ja, "pos", 3, default=(0.0, 0.0, 0.0))
-    jpos = hm.transform_point(frame, jpos)
-    child_xform = (*jpos, *_IDENTITY_Q)
-    parent_xform = hm.transform_mul(parent_base, child_xform)
+    dof = {"pos": tuple(hm.transform_point(frame, jpos))}
     if jtype == "ball":
         if imp.limited_range(jel, ja, "limited", "range") is not None:
             imp.fail(jel, "ball joint limits (a cone) are not supported")
-        for k in ("damping", "stiffness", "armature"):
+        for k in ("damping", "stiffness", "armature", "ref"):
             imp.zero(jel, ja, k, why="is not supported on ball joints")
         if name in imp.joint_drive:
             imp.fail(jel, "actuators on ball joints are not supported")
-        j = imp._add(jel, b.add_joint_ball, parent, body, parent_xform, child_xform, label=label)
-        _register_joint(imp, jel, name, j, jtype)
-        return
+        return dof
     axis = imp.floats(jel, ja, "axis", 3, default=(0.0, 0.0, 1.0))
     if math.hypot(*axis) < 1e-12:
         imp.fail(jel, "axis must be nonzero")
-    axis = hm.quat_rotate(frame[3:], axis)
+    axis = np.asarray(hm.quat_rotate(frame[3:], axis), dtype=np.float64)
+    dof["axis"] = tuple(float(c) for c in axis / np.linalg.norm(axis))
     scale = imp.angle_scale if jtype == "hinge" else 1.0
     lo = hi = None
     rng = imp.limited_range(jel, ja, "limited", "range")
@@ -283,10 +320,8 @@ def joint(imp, entry, body, parent, parent_base):
     damping = imp.real(jel, ja, "damping", lo=0.0)
     armature = imp.real(jel, ja, "armature", lo=0.0)
     springref = imp.real(jel, ja, "springref") * scale
-    if jtype == "slide" and armature != 0.0:
-        imp.fail(jel, "armature on a slide joint is not supported (maximal coordinates); add the mass to the body")
+    dof["ref"] = imp.real(jel, ja, "ref") * scale
     ke, kd = stiffness, damping
-    target_pos, target_vel = springref if stiffness > 0.0 else 0.0, 0.0
     drive = imp.joint_drive.get(name) if name is not None else None
     if drive is not None:
         if drive.get("ke", 0.0) > 0.0 and stiffness > 0.0:
@@ -295,25 +330,98 @@ def joint(imp, entry, body, parent, parent_base):
             imp.fail(jel, f"joint damping and the velocity actuator {_q(drive['name'])} both set its damping")
         ke += drive.get("ke", 0.0)
         kd += drive.get("kd", 0.0)
-    add = b.add_joint_revolute if jtype == "hinge" else b.add_joint_prismatic
+    dof.update(lo=lo, hi=hi, ke=ke, kd=kd, target_pos=springref if stiffness > 0.0 else 0.0, armature=armature)
+    return dof
+
+
+def multi_joint(imp, entry, body, parent, parent_base):
+    """Several ``<joint>`` elements in one body, composed as MuJoCo composes them (each joint's
+    transformation applied in document order), as one D6 joint (``add_joint_d6``) with a coordinate
+    per MJCF joint, in document order, so the D6's coordinates are MuJoCo's qpos.
+
+    Representable, and so accepted: slide joints with mutually orthogonal axes, followed by at most
+    one hinge. Translations along fixed axes commute and do not depend on a slide's ``pos``, and the
+    D6 turns about its anchor after translating, which is the hinge's ``pos``: exactly MuJoCo's
+    transformation. Each joint keeps its own range, spring, damper and actuator gains. Everything
+    else raises ValueError naming the body: ball or free joints among several, a hinge before a
+    slide (MuJoCo then translates along turned axes), slides that are not orthogonal, two or more
+    hinges (a universal joint's locked twist is not one of our rows), armature on a slide."""
+    b = imp.scratch
+    el = entry["el"]
+    kinds = [joint_kind(imp, jel, ja) for jel, ja in entry["joints"]]
+    where = f"has {len(kinds)} joints ({', '.join(kinds)})"
+    if any(k in ("ball", "free") for k in kinds):
+        imp.fail(el, f"{where}: a ball or free joint cannot be combined with other joints in one body")
+    hinges = kinds.count("hinge")
+    if hinges > 1:
+        imp.fail(
+            el,
+            f"{where}: two or more hinges in one body are not supported yet (a universal joint's locked twist "
+            "is not one of our rows); split the body into a chain of bodies with one hinge each",
+        )
+    if hinges == 1 and kinds[-1] != "hinge":
+        imp.fail(el, f"{where}: a hinge before a slide is not supported (MuJoCo then slides along turned axes)")
+    dofs = [joint_dof(imp, jel, ja, k) for (jel, ja), k in zip(entry["joints"], kinds, strict=True)]
+    slides = [d for d, k in zip(dofs, kinds, strict=True) if k == "slide"]
+    for i, d in enumerate(slides):
+        if d["armature"] != 0.0:
+            imp.fail(el, f"{where}: armature on a slide joint is not supported (maximal coordinates)")
+        for prev in slides[:i]:
+            if abs(float(np.dot(d["axis"], prev["axis"]))) > 1.0e-6:
+                imp.fail(el, f"{where}: slide axes {prev['axis']} and {d['axis']} are not orthogonal")
+    anchor = dofs[-1]["pos"] if hinges else (0.0, 0.0, 0.0)
+    parent_xform, child_xform = joint_frames(parent_base, anchor, list(zip(dofs, kinds, strict=True)))
+
+    def config(d):
+        inf = float("inf")
+        return JointDofConfig(
+            axis=d["axis"],
+            limit_lower=-inf if d["lo"] is None else d["lo"],
+            limit_upper=inf if d["hi"] is None else d["hi"],
+            target_pos=d["target_pos"],
+            target_vel=0.0,
+            target_ke=d["ke"],
+            target_kd=d["kd"],
+            armature=d["armature"],
+        )
+
+    lin = [config(d) for d in slides]
+    ang = [config(d) for d, k in zip(dofs, kinds, strict=True) if k == "hinge"]
     j = imp._add(
-        jel,
-        add,
+        el,
+        b.add_joint_d6,
         parent,
         body,
-        parent_xform,
-        child_xform,
-        axis,
-        limit_lower=lo,
-        limit_upper=hi,
-        target_pos=target_pos,
-        target_vel=target_vel,
-        target_ke=ke,
-        target_kd=kd,
-        armature=armature,
-        label=label,
+        linear_axes=lin,
+        angular_axes=ang,
+        parent_xform=parent_xform,
+        child_xform=child_xform,
+        label=entry["name"],
     )
-    _register_joint(imp, jel, name, j, jtype)
+    for k, ((jel, ja), kind) in enumerate(zip(entry["joints"], kinds, strict=True)):
+        _register_joint(imp, jel, ja.get("name"), j, kind, dof=k)
+
+
+def joint_frames(parent_base, anchor, dofs) -> tuple[tuple, tuple]:
+    """(parent_xform, child_xform) of a joint at ``anchor`` (body frame) whose coordinates are MuJoCo's
+    qpos: ``dofs`` are the (dof, kind) of its slides and at most one hinge, last (``joint_dof``).
+
+    MuJoCo's ``ref`` is the coordinate at which the body sits at its pose in the file. With slides
+    translating by ``sum (q_i - ref_i) a_i`` and then the hinge turning by ``q_h - ref_h`` about the
+    anchor, the body is at ``base T(anchor) T(-sum ref_i a_i) T(sum q_i a_i) R(a_h, q_h) R(a_h, -ref_h)
+    T(-anchor)``: the parent frame is ``base T(anchor) T(-sum ref_i a_i)`` (translations commute) and
+    the child frame ``T(anchor) R(a_h, ref_h)`` (the axis is unchanged by a turn about itself). With
+    every ``ref`` 0 both are the anchor, as before."""
+    shift = np.zeros(3)
+    turn = _IDENTITY_Q
+    for d, kind in dofs:
+        if kind == "slide":
+            shift -= d["ref"] * np.asarray(d["axis"])
+        elif d["ref"] != 0.0:
+            turn = tuple(hm.quat_from_axis_angle(d["axis"], d["ref"]))
+    child_xform = (*anchor, *turn)
+    parent_xform = hm.transform_mul(parent_base, (*(np.asarray(anchor) + shift).tolist(), *_IDENTITY_Q))
+    return parent_xform, child_xform
 
 
 def check_moving_body(imp, el, body):
@@ -335,10 +443,13 @@ def check_moving_body(imp, el, body):
         )
 
 
-def _register_joint(imp, el, name, j, jtype):
-    """Record a named joint's index and MJCF type (fixed tendons and actuators name joints)."""
+def _register_joint(imp, el, name, j, jtype, dof=0):
+    """Record a named joint's index, MJCF type and coordinate within that joint (``dof``: nonzero
+    for the later MJCF joints of a body composed into one D6 joint); fixed tendons and actuators
+    name joints."""
     if name is not None:
         if name in imp.joint_index:
             imp.fail(el, "duplicate joint name")
         imp.joint_index[name] = j
         imp.joint_type[name] = jtype
+        imp.joint_dof[name] = dof

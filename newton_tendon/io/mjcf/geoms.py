@@ -129,12 +129,18 @@ def contact(imp, el):
 
 def collision_filters(imp):
     """MuJoCo collides two geoms if (contype1 & conaffinity2) | (contype2 & conaffinity1); pairs of
-    imported shapes that fail the test, and pairs on excluded bodies, get a filter pair.
+    imported shapes that fail the test, and pairs on excluded bodies, get a filter pair. With
+    ``<flag contact="disable"/>`` no imported shape collides at all.
 
     Linear in the shape count plus the pairs it emits: shapes are grouped by their
     (contype, conaffinity) bits, only groups that fail the test against each other are paired
     shape by shape, and excluded body pairs are visited through each body's own shapes."""
     b = imp.scratch
+    if imp.contact_disabled:
+        # <flag contact="disable"/>: MuJoCo detects no contact, so no imported shape collides.
+        for i in range(b.shape_count):
+            b.shape_has_collision[i] = False
+        return
     groups: dict[tuple[int, int], list[int]] = {}
     by_body: dict[int, list[int]] = {}
     for i in range(b.shape_count):

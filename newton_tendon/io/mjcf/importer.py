@@ -55,6 +55,9 @@ class _Importer:
         self.world_geoms: list[tuple] = []
         self.world_sites: list[tuple] = []
         self.joint_type: dict[str, str] = {}
+        self.joint_dof: dict[str, int] = {}
+        self.contact_disabled = False
+        self.actuator_dof: dict[str, int] = {}
 
     # -- errors and attribute helpers ----------------------------------------------------------
 
@@ -408,10 +411,19 @@ def add_mjcf(
         k: (body + b0, pose) if body >= 0 else (-1, hm.transform_mul(place, pose))
         for k, (body, pose) in imp.site_pose.items()
     }
-    dof_start = np.concatenate([[0], np.cumsum([_dof_count(t) for t in scratch.joint_type])]).astype(int)
+    dof_start = np.concatenate([[0], np.cumsum([sum(d) for d in scratch.joint_dof_dim])]).astype(int)
+    q_start = np.cumsum([0] + [builder._joint_coord_count(j) for j in range(builder.joint_count)]).astype(int)
+    info.joint_coords = {
+        k: (int(q_start[v + j0]) + imp.joint_dof[k], int(dof_start[v]) + dof0 + imp.joint_dof[k])
+        for k, v in imp.joint_index.items()
+        if imp.joint_type[k] in ("hinge", "slide")
+    }
     actuators = {}
     for k, act in info.actuators.items():
-        index = act.index + t0 if act.target == "tendon" else int(dof_start[act.index]) + dof0
+        if act.target == "tendon":
+            index = act.index + t0
+        else:
+            index = int(dof_start[act.index]) + dof0 + imp.actuator_dof.get(k, 0)
         actuators[k] = MjcfActuator(
             name=act.name,
             kind=act.kind,
@@ -424,9 +436,3 @@ def add_mjcf(
         )
     info.actuators = actuators
     return info
-
-
-def _dof_count(jtype: int) -> int:
-    from newton_tendon.kernels import types as T
-
-    return T.JOINT_DOF_COUNT[int(jtype)]

@@ -38,6 +38,11 @@ class MjcfImport:
 
     bodies: dict[str, int] = field(default_factory=dict)
     joints: dict[str, int] = field(default_factory=dict)
+    """Joint name -> joint index. Several MJCF joints of one body share one D6 joint."""
+    joint_coords: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Hinge or slide joint name -> (index into ``joint_q``, index into ``joint_qd`` and the per-dof
+    ``Control`` arrays): where MuJoCo's qpos and qvel of that joint live here (a D6 joint's axis for
+    the later MJCF joints of a body)."""
     shapes: dict[str, int] = field(default_factory=dict)
     sites: dict[str, tuple[int, tuple]] = field(default_factory=dict)
     """Site name -> (body index or -1, pose in that body's frame (px, py, pz, qx, qy, qz, qw) [m])."""

@@ -103,7 +103,14 @@ def option(imp, el):
         if c.tag != "flag":
             imp.fail(c, "unsupported element inside <option>")
         for k, v in c.attrib.items():
+            if v not in ("enable", "disable"):
+                imp.fail(c, f"flag {k}={_q(v)} must be enable or disable")
             if k in harmless or v == "enable":
+                continue
+            if k == "contact":
+                # No contact at all: every imported geom keeps drawing and loses its collision
+                # (``geoms.collision_filters``).
+                imp.contact_disabled = True
                 continue
             imp.fail(c, f"flag {k}={_q(v)} changes the physics and is not supported")
 

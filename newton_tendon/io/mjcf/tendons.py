@@ -33,7 +33,7 @@ def tendon(imp, el):
 def fixed_tendon(imp, el, name, props) -> int:
     """A ``<fixed>`` tendon: a weighted sum of hinge and slide joint coordinates."""
     b = imp.scratch
-    joints, coefs = [], []
+    joints, coefs, axes = [], [], []
     for c in el.children:
         if c.tag != "joint":
             imp.fail(c, "a fixed tendon holds only <joint> elements")
@@ -45,9 +45,10 @@ def fixed_tendon(imp, el, name, props) -> int:
         if imp.joint_type[jn] not in ("hinge", "slide"):
             imp.fail(c, f"joint {_q(jn)} is a {imp.joint_type[jn]} joint; fixed tendons need hinge or slide")
         coefs.append(imp.real(c, c.attrib, "coef", 0.0))
+        axes.append(imp.joint_dof.get(jn, 0))
     if not joints:
         imp.fail(el, "a fixed tendon needs at least one <joint>")
-    return imp._add(el, b.add_fixed_tendon, joints, coefs, label=name, **props)
+    return imp._add(el, b.add_fixed_tendon, joints, coefs, axes=axes, label=name, **props)
 
 
 def spatial_tendon(imp, el, name, props) -> int:

@@ -532,13 +532,13 @@ def _read_transmissions(v, p: str, b: ModelBuilder):
             if f.has("terms"):
                 raise ValueError(f"{f.path}.terms: a spatial tendon has a path, not terms")
             path = f("path", _read_path, b)
-            terms = []
+            terms, axes = [], []
             bodies = path["body"] + [sb for sb, s in zip(path["side_body"], path["has_side"], strict=True) if s]
         else:
             if f.has("path"):
                 raise ValueError(f"{f.path}.path: a fixed tendon has terms, not a path")
             path = {}
-            terms = f("terms", _read_terms, b)
+            terms, axes = f("terms", _read_terms, b)
             bodies = [x for j, _ in terms for x in (b.joint_parent[j], b.joint_child[j])]
         f.done()
         worlds = sorted({b.body_world[x] for x in bodies if x >= 0})
@@ -559,25 +559,41 @@ def _read_transmissions(v, p: str, b: ModelBuilder):
         b.transmission_properties.append(props)
         b.transmission_path.append(path)
         b.transmission_terms.append(terms)
+        b.transmission_term_axes.append(axes)
 
 
-def _read_terms(v, p: str, b: ModelBuilder) -> list:
+def _read_terms(v, p: str, b: ModelBuilder) -> tuple[list, list]:
+    """A fixed tendon's (joint, coefficient) terms and each term's axis (``axis``, optional, 0: a
+    D6 joint's later axis, by ``add_fixed_tendon``'s rules)."""
     terms = _array(v, p)
     if not terms:
         raise ValueError(f"{p}: a fixed tendon needs at least one joint term")
-    out = []
+    out, axes = [], []
     for k, x in enumerate(terms):
         f = _Fields(x, f"{p}[{k}]")
         j = f("joint", _int, 0, b.joint_count - 1, "joint index")
         c = f("coefficient", _float)
+        axis = f("axis", _int, 0, 5, "joint axis") if f.has("axis") else 0
         f.done()
-        if b.joint_type[j] not in (T.JOINT_REVOLUTE, T.JOINT_PRISMATIC):
+        jt = b.joint_type[j]
+        if jt == T.JOINT_D6:
+            n_lin, n_ang = b.joint_dof_dim[j]
+            if axis >= n_lin + n_ang or (axis >= n_lin and n_ang != 1):
+                raise ValueError(
+                    f"{f.path}.axis: {axis} is not a linear axis or the single angular axis of D6 joint {j} "
+                    f"('{b.joint_label[j]}', {n_lin} linear and {n_ang} angular axes)"
+                )
+        elif jt in (T.JOINT_REVOLUTE, T.JOINT_PRISMATIC):
+            if axis != 0:
+                raise ValueError(f"{f.path}.axis: joint {j} ('{b.joint_label[j]}') has one coordinate (axis 0)")
+        else:
             raise ValueError(
-                f"{f.path}.joint: joint {j} ('{b.joint_label[j]}') is a {_JOINT_TYPES[b.joint_type[j]]} joint; "
-                "fixed tendons need revolute or prismatic joints"
+                f"{f.path}.joint: joint {j} ('{b.joint_label[j]}') is a {_JOINT_TYPES[jt]} joint; "
+                "fixed tendons need revolute or prismatic joints, or a D6 joint's axis"
             )
         out.append((j, c))
-    return out
+        axes.append(axis)
+    return out, axes
 
 
 def _read_couplings(v, p: str, b: ModelBuilder):

@@ -103,6 +103,7 @@ BUILDER_FIELDS = frozenset(
         "transmission_properties",
         "transmission_path",
         "transmission_terms",
+        "transmission_term_axes",
         "coupling_first",
         "coupling_second",
         "coupling_coefficients",

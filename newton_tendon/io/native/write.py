@@ -197,7 +197,12 @@ def to_dict(builder: ModelBuilder) -> dict:
         if kind == "spatial":
             entry["path"] = _path_to_list(b.transmission_path[i], f"transmission_tendons[{i}].path")
         else:
-            entry["terms"] = [{"joint": int(j), "coefficient": _num(c)} for j, c in b.transmission_terms[i]]
+            entry["terms"] = []
+            for (j, c), k in zip(b.transmission_terms[i], b.transmission_term_axes[i], strict=True):
+                term = {"joint": int(j), "coefficient": _num(c)}
+                if k:
+                    term["axis"] = int(k)  # a D6 joint's later axis (absent: axis 0)
+                entry["terms"].append(term)
         transmissions.append(entry)
     doc["transmission_tendons"] = transmissions
     doc["couplings"] = [

@@ -93,6 +93,7 @@ def _builder_transmissions(b) -> list[dict]:
                 props=dict(b.transmission_properties[i]),
                 path={k: list(v) for k, v in b.transmission_path[i].items()},
                 terms=list(b.transmission_terms[i]),
+                axes=list(b.transmission_term_axes[i]),
             )
         )
     return out
@@ -109,6 +110,7 @@ def _model_transmissions(m) -> list[dict]:
     path_arrays.update({k: _np(getattr(p, k)) for k in ("side_offset", "has_side", "divisor")})
     tstart = _np(m.transmission_term_start)
     tj, tc = _np(m.transmission_term_joint), _np(m.transmission_term_coefficient)
+    td, qd_start = _np(m.transmission_term_dof), _np(m.joint_qd_start)
     out = []
     for i in range(m.transmission_count):
         props = {}
@@ -121,7 +123,10 @@ def _model_transmissions(m) -> list[dict]:
             for k, a in path_arrays.items()
         }
         terms = [(int(tj[e]), float(tc[e])) for e in range(tstart[i], tstart[i + 1])]
-        out.append(dict(kind=int(kinds[i]), label=m.transmission_label[i], props=props, path=path, terms=terms))
+        axes = [int(td[e] - qd_start[tj[e]]) for e in range(tstart[i], tstart[i + 1])]
+        out.append(
+            dict(kind=int(kinds[i]), label=m.transmission_label[i], props=props, path=path, terms=terms, axes=axes)
+        )
     return out
 
 
@@ -334,7 +339,13 @@ def _write_transmissions(w: _Writer, joint_paths) -> list[Sdf.Path]:
         if tr["kind"] == TRANSMISSION_FIXED:
             _set(prim, "mjc:type", Sdf.ValueTypeNames.Token, "fixed", custom=False)
             coef = []
-            for j, c in tr["terms"]:
+            for (j, c), k in zip(tr["terms"], tr["axes"], strict=True):
+                if k:
+                    raise ValueError(
+                        f"write_tendons: fixed tendon {label!r} uses axis {k} of D6 joint {j} "
+                        f"({s['joint_label'][j]!r}); MuJoCo's tendon schema names whole one-coordinate joints, so "
+                        "this term cannot be written (pass transmissions=False)"
+                    )
                 if joint_paths is not None:
                     jp = str(joint_paths[j])
                 else:

@@ -1,0 +1,313 @@
+"""Single-feature MJCF fixtures for what real files need (issue 27): ``<include>``, bodies with several
+joints (one D6 joint), joint ``ref``, fixed tendons and actuators on those joints, and
+``<flag contact="disable"/>``. MuJoCo (the ``mujoco`` package) compiles every accepted file too and
+is the oracle for poses, coordinates and tendon lengths; files it rejects, we reject."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import warp as wp
+
+import newton_tendon as nt
+from newton_tendon.kernels import types as T
+from newton_tendon.solvers import SolverXPBD
+
+mujoco = pytest.importorskip("mujoco")
+
+POSITION_ATOL = 1.0e-6
+"""float32 forward kinematics against MuJoCo's float64, bodies within 1 m of the origin."""
+
+
+def write(folder, name, text):
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+# ----------------------------------------------------------------------------------------------
+# <include>
+
+
+def test_include_is_resolved_as_mujoco_resolves_it(tmp_path):
+    """An include is replaced by the children of its file's root, wherever it stands (here inside a
+    body, and nested: a.xml includes deeper/c.xml). A nested include is looked up relative to the main
+    file first and, when absent there, relative to the including file, as MuJoCo 4.0 does: with both
+    copies present MuJoCo takes the main file's (timestep 0.007), with one only the including file's
+    (0.005). Our import reads the same values."""
+    write(
+        tmp_path,
+        "main.xml",
+        '<mujoco><include file="sub/a.xml"/><worldbody><body name="b">'
+        '<include file="parts/body.xml"/></body></worldbody></mujoco>',
+    )
+    write(tmp_path, "sub/a.xml", '<mujoco><include file="deeper/c.xml"/></mujoco>')
+    write(tmp_path, "sub/deeper/c.xml", '<mujoco><option timestep="0.005"/></mujoco>')
+    write(tmp_path, "parts/body.xml", '<mujoco><geom name="g" size="0.1"/><joint name="j" axis="0 1 0"/></mujoco>')
+    for expected in (0.005, 0.007):
+        if expected == 0.007:
+            write(tmp_path, "deeper/c.xml", '<mujoco><option timestep="0.007"/></mujoco>')
+        mj = mujoco.MjModel.from_xml_path(str(tmp_path / "main.xml"))
+        b = nt.ModelBuilder()
+        info = b.add_mjcf(tmp_path / "main.xml")
+        assert mj.opt.timestep == pytest.approx(expected)
+        assert info.timestep == pytest.approx(expected)
+        assert set(info.joints) == {"j"} and set(info.shapes) == {"g"}
+        assert b.joint_type[info.joints["j"]] == T.JOINT_REVOLUTE
+
+
+@pytest.mark.parametrize(
+    ("files", "match"),
+    [
+        (
+            {"main.xml": '<mujoco><include file="p.xml"/><include file="p.xml"/></mujoco>', "p.xml": "<mujoco/>"},
+            r"main\.xml:1: <include>: file 'p\.xml' is already included",
+        ),
+        (
+            {
+                "main.xml": '<mujoco><include file="p.xml"/></mujoco>',
+                "p.xml": '<mujoco><include file="p.xml"/></mujoco>',
+            },
+            r"p\.xml:1: <include>: file 'p\.xml' is already included",
+        ),
+        ({"main.xml": '<mujoco><include file="nope.xml"/></mujoco>'}, r"main\.xml:1: <include>: cannot read MJCF file"),
+        ({"main.xml": "<mujoco><include/></mujoco>"}, r"<include>: attribute file .* is required"),
+        (
+            {"main.xml": '<mujoco><include file="p.xml"><geom/></include></mujoco>', "p.xml": "<mujoco/>"},
+            r"<include>: an include cannot have child elements",
+        ),
+        (
+            {
+                "main.xml": '<mujoco><include file="p.xml"/></mujoco>',
+                "p.xml": "<mujoco>\n<worldbody><frob/></worldbody></mujoco>",
+            },
+            r"p\.xml:2: <frob>: unsupported element",
+        ),
+        (
+            {"main.xml": '<mujoco><include file="p.xml"/></mujoco>', "p.xml": "<mujoco><worldbody>"},
+            r"p\.xml:1: malformed XML",
+        ),
+    ],
+)
+def test_include_errors_name_the_file_and_line(tmp_path, files, match):
+    """A file included twice (or by itself) is rejected, as MuJoCo rejects it ("already included"); a
+    missing file, an include without ``file`` or with children, and errors inside an included file
+    raise ValueError naming the file and line of the offending element; the builder is unchanged."""
+    for name, text in files.items():
+        write(tmp_path, name, text)
+    b = nt.ModelBuilder()
+    with pytest.raises(ValueError, match=match):
+        b.add_mjcf(tmp_path / "main.xml")
+    assert b.body_count == 0 and b.joint_count == 0
+
+
+# ----------------------------------------------------------------------------------------------
+# Bodies with several joints
+
+
+PLANAR = """
+<mujoco>
+  <compiler angle="radian"/>
+  <worldbody>
+    <body name="base" pos="0.1 0.2 0.3" euler="0.3 0.2 0.1">
+      <joint name="x" type="slide" axis="1 0 0" ref="0.4" range="-1 1" damping="2"/>
+      <joint name="z" type="slide" axis="0 0 1" pos="0.5 0.5 0.5" ref="-0.2" stiffness="3" springref="0.1"/>
+      <joint name="h" type="hinge" axis="0 1 0" pos="0.05 0 0.02" ref="0.7" range="-2 2"/>
+      <geom type="box" size="0.1 0.05 0.02"/>
+      <site name="s0" pos="0.1 0 0"/>
+      <body name="arm" pos="0.2 0 0">
+        <joint name="elbow" type="hinge" axis="0 0 1" ref="-0.3"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/>
+        <site name="s1" pos="0.3 0 0"/>
+      </body>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="f"><joint joint="x" coef="0.5"/><joint joint="h" coef="-0.2"/><joint joint="elbow" coef="0.1"/></fixed>
+    <spatial name="sp"><site site="s0"/><site site="s1"/></spatial>
+  </tendon>
+  <actuator>
+    <position name="ph" joint="h" kp="5"/>
+    <motor name="mz" joint="z" gear="2"/>
+  </actuator>
+</mujoco>
+"""
+
+
+def test_several_joints_in_a_body_become_one_d6_with_mujocos_coordinates():
+    """Slides x and z then hinge h in one body are one D6 joint (2 linear, 1 angular axis) whose
+    coordinates, in file order, are MuJoCo's qpos, each with its own limit, spring, damper, ``ref``
+    and actuator; a joint after it (elbow, with a ``ref``) is an ordinary revolute joint. At the
+    file's pose the coordinates are the refs (MuJoCo's qpos0). At 20 random configurations our
+    forward kinematics from MuJoCo's qpos puts both bodies and both sites where MuJoCo does, and the
+    fixed tendon (over two D6 axes and the elbow) and the spatial tendon have MuJoCo's lengths
+    (1e-5 relative)."""
+    b = nt.ModelBuilder()
+    info = b.add_mjcf(PLANAR)
+    model = b.finalize("cpu")
+    j = info.joints["x"]
+    assert info.joints["z"] == info.joints["h"] == j
+    assert b.joint_type[j] == T.JOINT_D6 and tuple(b.joint_dof_dim[j]) == (2, 1)
+    assert b.joint_type[info.joints["elbow"]] == T.JOINT_REVOLUTE
+    assert [info.joint_coords[k] for k in ("x", "z", "h", "elbow")] == [(0, 0), (1, 1), (2, 2), (3, 3)]
+    np.testing.assert_allclose(b.joint_limit_lower[:3], [-1.0, -math.inf, -2.0])
+    np.testing.assert_allclose(b.joint_limit_upper[:3], [1.0, math.inf, 2.0])
+    np.testing.assert_allclose(b.joint_target_kd[:3], [2.0, 0.0, 0.0])
+    np.testing.assert_allclose(b.joint_target_ke[:3], [0.0, 3.0, 5.0])
+    assert b.joint_target_pos[1] == pytest.approx(0.1)
+    assert info.actuators["ph"].index == 2 and info.actuators["ph"].control == "joint_target_pos"
+    assert info.actuators["mz"].index == 1 and info.actuators["mz"].control == "joint_f"
+    np.testing.assert_allclose(model.joint_q.numpy(), [0.4, -0.2, 0.7, -0.3], atol=1e-6)
+
+    mj = mujoco.MjModel.from_xml_string(PLANAR)
+    data = mujoco.MjData(mj)
+    solver = SolverXPBD(model)
+    state = model.state()
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        data.qpos[:] = [rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-2, 2), rng.uniform(-3, 3)]
+        mujoco.mj_forward(mj, data)
+        nt.eval_fk(model, wp.array(data.qpos, dtype=float), wp.zeros(4, dtype=float), state)
+        body_q = state.body_q.numpy()
+        for name in ("base", "arm"):
+            i = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, name)
+            np.testing.assert_allclose(body_q[info.bodies[name], :3], data.xpos[i], atol=POSITION_ATOL)
+            q_mj = data.xquat[i][[1, 2, 3, 0]]
+            assert abs(abs(float(body_q[info.bodies[name], 3:] @ q_mj)) - 1.0) < 1e-6
+        np.testing.assert_allclose(nt.eval_joint_coordinates(model, state)[0].numpy(), data.qpos, atol=2e-6)
+        solver.update_geometry(state)
+        length = solver.transmission_length.numpy()
+        for name, t in info.tendons.items():
+            i = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_TENDON, name)
+            assert length[t] == pytest.approx(data.ten_length[i], rel=1e-5, abs=1e-6), name
+
+
+@pytest.mark.parametrize(
+    ("joints", "match"),
+    [
+        ('<joint type="hinge" axis="1 0 0"/><joint type="hinge" axis="0 1 0"/>', "two or more hinges"),
+        ('<joint type="hinge" axis="0 1 0"/><joint type="slide" axis="1 0 0"/>', "a hinge before a slide"),
+        ('<joint type="slide" axis="1 0 0"/><joint type="slide" axis="1 1 0"/>', "not orthogonal"),
+        ('<joint type="hinge"/><joint type="ball"/>', "a ball or free joint cannot be combined"),
+        ('<joint type="slide" axis="1 0 0" armature="0.1"/><joint type="slide" axis="0 1 0"/>', "armature on a slide"),
+    ],
+)
+def test_joint_combinations_we_cannot_compose_are_rejected(joints, match):
+    """Combinations a D6 joint cannot reproduce exactly raise ValueError naming the body and the
+    joints (MuJoCo loads all of these; the message says what to do instead)."""
+    xml = f'<mujoco><worldbody><body name="b">{joints}<geom size="0.1"/></body></worldbody></mujoco>'
+    mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ValueError, match=rf"<body name='b'>: has 2 joints .*{match}"):
+        nt.ModelBuilder().add_mjcf(xml)
+
+
+def test_contact_disable_flag_turns_every_collision_off():
+    """``<option><flag contact="disable"/></option>``: MuJoCo detects no contact; every imported shape
+    keeps drawing and collides with nothing. A sphere dropped onto the plane falls through it (after
+    0.5 s it is 1.2 m below its start, free fall: g t^2 / 2 = 1.226 m, XPBD's first-order step
+    1.25 m), where with the flag absent it rests on the plane."""
+    xml = """<mujoco><option>{flag}</option><worldbody><geom type="plane" size="1 1 0.1"/>
+      <body pos="0 0 0.2"><freejoint/><geom size="0.1"/></body></worldbody></mujoco>"""
+    for flag, falls in (('<flag contact="disable"/>', True), ("", False)):
+        b = nt.ModelBuilder()
+        b.add_mjcf(xml.format(flag=flag))
+        assert all(not c for c in b.shape_has_collision) == falls
+        model = b.finalize("cpu")
+        solver = SolverXPBD(model)
+        pipeline = nt.CollisionPipeline(model)
+        contacts = pipeline.contacts()
+        s0, s1 = model.state(), model.state()
+        for _ in range(250):
+            pipeline.collide(s0, contacts)
+            solver.step(s0, s1, model.control(), contacts, 0.002)
+            s0, s1 = s1, s0
+        z = float(s0.body_q.numpy()[0, 2])
+        if falls:
+            assert 0.2 - z == pytest.approx(1.23, abs=0.03)
+        else:
+            assert z == pytest.approx(0.1, abs=0.01)
+
+
+# ----------------------------------------------------------------------------------------------
+# Fixed tendons over a D6 joint's axes (the builder API the importer uses)
+
+
+def d6_scene():
+    b = nt.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    body = b.add_link(mass=1.0)
+    j = b.add_joint_d6(-1, body, linear_axes=[(1, 0, 0), (0, 1, 0)], angular_axes=[(0, 0, 1)])
+    b.add_articulation()
+    return b, body, j
+
+
+def test_fixed_tendon_over_d6_axes_is_the_weighted_coordinates():
+    """``add_fixed_tendon(joints, coefficients, axes=)`` reads axis k of a D6 joint: its length is
+    ``sum c_i q_(j_i, k_i)`` (here 2 x - 3 y + 0.5 theta) at random coordinates, to float32 (1e-6 m),
+    and its velocity the same sum of the rates."""
+    b, body, j = d6_scene()
+    t = b.add_fixed_tendon([j, j, j], [2.0, -3.0, 0.5], axes=[0, 1, 2])
+    model = b.finalize("cpu")
+    solver = SolverXPBD(model)
+    state = model.state()
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        q = rng.uniform(-1.0, 1.0, 3)
+        qd = rng.uniform(-1.0, 1.0, 3)
+        nt.eval_fk(model, wp.array(q, dtype=float), wp.array(qd, dtype=float), state)
+        solver.update_geometry(state)
+        assert solver.transmission_length.numpy()[t] == pytest.approx(2 * q[0] - 3 * q[1] + 0.5 * q[2], abs=1e-6)
+        assert solver.transmission_velocity.numpy()[t] == pytest.approx(2 * qd[0] - 3 * qd[1] + 0.5 * qd[2], abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"axes": [3]}, ValueError, r"axes\[0\] = 3 is not an axis of D6 joint 0"),
+        ({"axes": [0, 1]}, ValueError, "1 joints but 2 axes"),
+        ({"axes": [True]}, TypeError, r"axes\[0\] must be an int"),
+        ({"axes": "0"}, TypeError, "axes must be a sequence"),
+    ],
+)
+def test_fixed_tendon_axes_are_checked(kwargs, exc, match):
+    b, _body, j = d6_scene()
+    with pytest.raises(exc, match=match):
+        b.add_fixed_tendon([j], [1.0], **kwargs)
+    assert b.transmission_count == 0
+
+
+def test_fixed_tendon_axis_rules_for_other_joints():
+    """Axis 0 is the only one of a revolute or prismatic joint; a D6 with three angular axes has no
+    twist coordinate to read (successive rotations), so its angular axes are refused."""
+    b = nt.ModelBuilder()
+    a = b.add_link(mass=1.0)
+    c = b.add_link(mass=1.0)
+    hinge = b.add_joint_revolute(-1, a, axis=(0, 0, 1))
+    ball_like = b.add_joint_d6(a, c, linear_axes=[(1, 0, 0)], angular_axes=[(1, 0, 0), (0, 1, 0), (0, 0, 1)])
+    with pytest.raises(ValueError, match="has one coordinate"):
+        b.add_fixed_tendon([hinge], [1.0], axes=[1])
+    with pytest.raises(ValueError, match="with 3 angular axes; fixed tendons need a twist"):
+        b.add_fixed_tendon([ball_like], [1.0], axes=[1])
+    assert b.add_fixed_tendon([ball_like, hinge], [1.0, 1.0], axes=[0, 0]) == 0
+
+
+def test_fixed_tendon_axes_survive_native_save_and_load(tmp_path):
+    """The native JSON keeps each term's axis (``"axis"``, written when not 0) and the loaded model has
+    the same term dofs; MuJoCo's USD tendon schema names whole joints, so writing such a term there
+    raises ValueError naming the tendon, the joint and the axis."""
+    from pxr import Usd
+
+    from newton_tendon.io.native import load, save
+    from newton_tendon.usd_tendons import write_tendons
+
+    b, _body, j = d6_scene()
+    b.add_fixed_tendon([j, j], [1.0, 2.0], axes=[2, 1], label="d6_sum")
+    path = tmp_path / "scene.json"
+    save(b, path)
+    loaded = load(path)
+    assert loaded.transmission_term_axes == [[2, 1]]
+    assert loaded.finalize("cpu").transmission_term_dof.numpy().tolist() == [2, 1]
+    with pytest.raises(ValueError, match=r"fixed tendon 'd6_sum' uses axis 2 of D6 joint 0"):
+        write_tendons(Usd.Stage.CreateInMemory(), b)
