@@ -6,10 +6,12 @@ from .io.mjcf import (  # noqa: F401  (the limits are importable here as before)
     MAX_ELEMENT_DEPTH,
     MJ_MINVAL,
     MJ_TRIANGLE_RTOL,
+    UNSUPPORTED,
     MjcfActuator,
     MjcfImport,
+    MjcfImportWarning,
     add_mjcf,
     lower_tendons,
 )
 
-__all__ = ["MjcfActuator", "MjcfImport", "add_mjcf", "lower_tendons"]
+__all__ = ["UNSUPPORTED", "MjcfActuator", "MjcfImport", "MjcfImportWarning", "add_mjcf", "lower_tendons"]

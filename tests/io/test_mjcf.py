@@ -638,7 +638,11 @@ MALFORMED = [
         ValueError,
         r":8: <motor>: invalid limits forcerange='2 -2'",
     ),
-    (scene(extra='<option density="1.2"/>'), ValueError, r":8: <option>: attribute density='1.2'"),
+    (
+        scene(extra='<option><flag constraint="disable"/></option>'),
+        ValueError,
+        r":8: <flag>: flag constraint='disable' changes the physics",
+    ),
     (
         scene(tendon='<tendon><spatial limited="true" range="2 1"><site site="w"/><site site="s"/></spatial></tendon>'),
         ValueError,

@@ -311,3 +311,82 @@ def test_fixed_tendon_axes_survive_native_save_and_load(tmp_path):
     assert loaded.finalize("cpu").transmission_term_dof.numpy().tolist() == [2, 1]
     with pytest.raises(ValueError, match=r"fixed tendon 'd6_sum' uses axis 2 of D6 joint 0"):
         write_tendons(Usd.Stage.CreateInMemory(), b)
+
+
+# ----------------------------------------------------------------------------------------------
+# What the import leaves out: one warning per feature, or an error with strict=True
+
+WARNED = {
+    "soft-constraint parameters": (
+        '<geom size="0.1" solref="0.02 1"/><geom size="0.1" pos="0.3 0 0" solimp="0.9 0.95 0.001"/>'
+    ),
+    "fluid forces": '<geom size="0.1" fluidshape="ellipsoid"/>',
+    "geom margin": '<geom size="0.1" margin="0.01"/>',
+    "joint margin": '<joint name="j" axis="0 1 0" range="-1 1" margin="0.1"/><geom size="0.1"/>',
+    "condim 4/6": '<geom size="0.1" condim="6"/>',
+}
+
+
+@pytest.mark.parametrize("feature", sorted(WARNED))
+def test_left_out_features_warn_once_or_raise_with_strict(feature):
+    """Each feature the import leaves out or approximates (``UNSUPPORTED``) imports with exactly one
+    ``MjcfImportWarning`` naming the feature and its elements (file and line; both geoms of the
+    soft-constraint case in one warning), listed in ``info.unsupported``; ``strict=True`` raises
+    ValueError at the first such element and leaves the builder as it was. MuJoCo loads every file."""
+    from newton_tendon.mjcf import UNSUPPORTED, MjcfImportWarning
+
+    xml = f'<mujoco><worldbody><body name="b">{WARNED[feature]}</body></worldbody></mujoco>'
+    mujoco.MjModel.from_xml_string(xml)
+    b = nt.ModelBuilder()
+    with pytest.warns(MjcfImportWarning) as record:
+        info = b.add_mjcf(xml)
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert feature in message and UNSUPPORTED[feature] in message and "<string>:1:" in message
+    assert list(info.unsupported) == [feature]
+    assert len(info.unsupported[feature]) == (2 if feature == "soft-constraint parameters" else 1)
+    strict = nt.ModelBuilder()
+    with pytest.raises(ValueError, match=rf"<string>:1: .*{feature}: .*\(strict=True\)"):
+        strict.add_mjcf(xml, strict=True)
+    assert strict.body_count == 0
+    with pytest.raises(TypeError, match="strict must be True or False"):
+        strict.add_mjcf(xml, strict=1)
+
+
+def test_fluid_options_warn_and_a_plain_file_does_not():
+    """``<option density viscosity wind>`` with nonzero values is the fluid-forces feature (one
+    warning for the three); zeros, and a file without left-out features, warn nothing."""
+    import warnings
+
+    from newton_tendon.mjcf import MjcfImportWarning
+
+    body = '<worldbody><body><freejoint/><geom size="0.1"/></body></worldbody>'
+    with pytest.warns(MjcfImportWarning, match="fluid forces"):
+        info = nt.ModelBuilder().add_mjcf(
+            f'<mujoco><option density="1.2" viscosity="1e-5" wind="1 0 0"/>{body}</mujoco>'
+        )
+    assert len(info.unsupported["fluid forces"]) == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        info = nt.ModelBuilder().add_mjcf(f'<mujoco><option density="0" viscosity="0"/>{body}</mujoco>')
+    assert info.unsupported == {}
+
+
+def test_settotalmass_and_the_gravity_flag_follow_mujoco():
+    """``<compiler settotalmass>`` scales every body's mass and inertia to the total, as MuJoCo's
+    compiler does (masses and inertias equal MuJoCo's to 1e-9 relative); ``<flag gravity="disable"/>``
+    gives zero gravity."""
+    xml = """<mujoco><compiler settotalmass="7"/><option><flag gravity="disable"/></option><worldbody>
+      <body name="a"><freejoint/><geom type="box" size="0.1 0.2 0.3"/>
+        <body name="c" pos="0 0 0.5"><joint axis="1 0 0"/><geom type="capsule" size="0.05 0.2"/></body>
+      </body></worldbody></mujoco>"""
+    mj = mujoco.MjModel.from_xml_string(xml)
+    b = nt.ModelBuilder()
+    info = b.add_mjcf(xml)
+    assert sum(b.body_mass) == pytest.approx(7.0, rel=1e-12)
+    for name, k in info.bodies.items():
+        i = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, name)
+        assert b.body_mass[k] == pytest.approx(mj.body_mass[i], rel=1e-9)
+        np.testing.assert_allclose(np.linalg.eigvalsh(b.body_inertia[k]), np.sort(mj.body_inertia[i]), rtol=1e-9)
+    assert tuple(b.gravity) == (0.0, 0.0, 0.0)
+    assert mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY

@@ -21,8 +21,8 @@ spatial tendons, tendon equalities; ``actuators``), ``results`` (what ``add_mjcf
 
 # The parser's documented limits (docs/mjcf.md), importable here as before; not in __all__.
 from .document import MAX_ECHO, MAX_ELEMENT_DEPTH, MJ_MINVAL, MJ_TRIANGLE_RTOL  # noqa: F401
-from .importer import add_mjcf
+from .importer import UNSUPPORTED, MjcfImportWarning, add_mjcf
 from .lower import lower_tendons
 from .results import MjcfActuator, MjcfImport
 
-__all__ = ["MjcfActuator", "MjcfImport", "add_mjcf", "lower_tendons"]
+__all__ = ["UNSUPPORTED", "MjcfActuator", "MjcfImport", "MjcfImportWarning", "add_mjcf", "lower_tendons"]

@@ -169,6 +169,21 @@ def emit_body(imp, entry, parent_index, parent_world):
     return body, world
 
 
+def scale_total_mass(imp):
+    """``<compiler settotalmass="M">`` (M > 0): every body's mass and inertia times M / (total mass of
+    the imported bodies), as MuJoCo's compiler scales them (centres of mass unchanged)."""
+    if imp.settotalmass <= 0.0:
+        return
+    b = imp.scratch
+    total = float(sum(b.body_mass))
+    if total <= 0.0:
+        imp.fail(imp.doc.root, "settotalmass needs bodies with mass to scale")
+    scale = imp.settotalmass / total
+    for i in range(b.body_count):
+        b.body_mass[i] = b.body_mass[i] * scale
+        b.body_inertia[i] = np.asarray(b.body_inertia[i], dtype=np.float64) * scale
+
+
 def inertial(imp, iel, ia, frame):
     """An ``<inertial>`` (element, attributes, frame relative to the body): mass [kg], inertia about
     the centre of mass in body axes [kg m^2], centre of mass in the body frame [m] and whether the
@@ -286,8 +301,9 @@ def joint_dof(imp, jel, ja, jtype) -> dict:
     coordinate at the body's pose in the file, ``joint_frames``)."""
     frame = ja.pop("_frame", hm.IDENTITY)
     name = ja.get("name")
-    for k in ("margin", "frictionloss"):
-        imp.zero(jel, ja, k, why="is not supported on joints")
+    imp.zero(jel, ja, "frictionloss", why="is not supported on joints")
+    if imp.real(jel, ja, "margin") != 0.0:
+        imp.unsupported(jel, "joint margin")
     if imp.flag(jel, ja, "actuatorfrclimited", "auto") == "true" or (
         "actuatorfrcrange" in ja and imp.flag(jel, ja, "actuatorfrclimited", "auto") == "auto" and imp.autolimits
     ):

@@ -29,11 +29,12 @@ def geom(imp, el, a, body, frame):
     for k in ("mesh", "hfield"):
         if k in a:
             imp.fail(el, f"attribute {k} is not supported")
-    imp.zero(el, a, "margin", why="(a per-geom contact margin) is not supported")
+    if any(v != 0.0 for v in imp.floats(el, a, "margin", 1, default=(0.0,))):
+        imp.unsupported(el, "geom margin")
     if a.get("shellinertia", "false") != "false":
         imp.fail(el, "shellinertia is not supported")
-    if a.get("fluidshape", "none") != "none":
-        imp.fail(el, "fluid forces (fluidshape) are not supported")
+    if imp.choice(el, a, "fluidshape", ("none", "ellipsoid"), "none") != "none":
+        imp.unsupported(el, "fluid forces")
     size = imp.floats(el, a, "size", (1, 2, 3), default=())
     pose = imp.pose(el, a)
     half = None
@@ -58,8 +59,10 @@ def geom(imp, el, a, body, frame):
 
     friction = imp.floats(el, a, "friction", (1, 2, 3), default=(1.0,))
     condim = imp.integer(el, a, "condim", 3)
-    if condim not in (1, 3):
-        imp.fail(el, f"condim={condim} is not supported (1: frictionless, 3: sliding friction)")
+    if condim not in (1, 3, 4, 6):
+        imp.fail(el, f"condim={condim} is not one of MuJoCo's 1, 3, 4, 6")
+    if condim in (4, 6):
+        imp.unsupported(el, "condim 4/6")
     mu = 0.0 if condim == 1 else friction[0]
     # 32-bit masks; a negative value (MuJoCo accepts it) sets the high bits, as in two's complement.
     contype = imp.integer(el, a, "contype", 1)

@@ -6,6 +6,7 @@ point ``add_mjcf``. The element kinds are read by the functions of ``settings``,
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from newton_tendon import _hostmath as hm
 
 from .actuators import actuator, finish_actuators
 from .attributes import _ATTRS, _IDENTITY_Q, _ORIENTATION, _SOLVER_TUNING, _VISUAL, _attr_kind
-from .bodies import collect, emit_bodies
+from .bodies import collect, emit_bodies, scale_total_mass
 from .document import _INT, _REAL, _Doc, _Element, _q, _real_token, _tokens, logger
 from .geoms import collision_filters, contact
 from .results import MjcfActuator, MjcfImport
@@ -23,14 +24,38 @@ from .tendons import equality, tendon
 # ----------------------------------------------------------------------------------------------
 # The importer
 
+UNSUPPORTED = {
+    "soft-constraint parameters": (
+        "MuJoCo's solref, solimp, solmix, priority and gap are ignored: our limits, contacts and "
+        "tendon rows use their own formulation (compliances, position_correction)"
+    ),
+    "fluid forces": "<option> density, viscosity and wind and geom fluidshape are ignored: no fluid forces here",
+    "geom margin": ("a geom's contact margin is ignored: contacts act when the shapes touch, not within the margin"),
+    "joint margin": "a joint's limit margin is ignored: the limit acts at the range, not within the margin",
+    "condim 4/6": (
+        "torsional and rolling friction are ignored: condim 4 and 6 contacts are imported as condim 3 "
+        "(sliding friction only)"
+    ),
+}
+"""What the import leaves out or approximates, with why: each raises ValueError with ``strict=True``,
+and is otherwise imported without it, with one ``MjcfImportWarning`` per feature naming the elements."""
+
+
+class MjcfImportWarning(UserWarning):
+    """An MJCF feature ``add_mjcf`` leaves out or approximates (``UNSUPPORTED``); ``strict=True`` makes
+    it an error."""
+
 
 class _Importer:
     """One import: the scratch builder everything is added to, the compiler settings and default
     classes in force, and the name tables that later elements refer to."""
 
-    def __init__(self, doc: _Doc, builder_cls, up_axis: str, floating: bool | None):
+    def __init__(self, doc: _Doc, builder_cls, up_axis: str, floating: bool | None, strict: bool = False):
         self.doc = doc
         self.floating = floating
+        self.strict = strict
+        self.unsupported_seen: dict[str, list[str]] = {}
+        """Feature -> the elements (file:line: <tag name>) that use it, in document order."""
         self.scratch = builder_cls(up_axis=up_axis)
         self.angle_scale = math.pi / 180.0
         self.eulerseq = "xyz"
@@ -57,12 +82,22 @@ class _Importer:
         self.joint_type: dict[str, str] = {}
         self.joint_dof: dict[str, int] = {}
         self.contact_disabled = False
+        self.gravity_disabled = False
+        self.settotalmass = -1.0
         self.actuator_dof: dict[str, int] = {}
 
     # -- errors and attribute helpers ----------------------------------------------------------
 
     def fail(self, el: _Element, msg: str, exc=ValueError):
         raise exc(f"{self.doc.where(el)}: {msg}")
+
+    def unsupported(self, el: _Element, feature: str):
+        """``el`` uses ``feature``, which the import leaves out or approximates (``UNSUPPORTED``): with
+        ``strict`` a ValueError here; otherwise it is recorded, and ``add_mjcf`` warns once per
+        feature after a successful import and lists the elements in ``MjcfImport.unsupported``."""
+        if self.strict:
+            self.fail(el, f"{feature}: {UNSUPPORTED[feature]} (strict=True)")
+        self.unsupported_seen.setdefault(feature, []).append(self.doc.where(el))
 
     def attrs(self, el: _Element, cls: str | None = None, kind: str | None = None) -> dict:
         """Element attributes over its default class; unknown attributes raise, visual ones are logged."""
@@ -73,14 +108,21 @@ class _Importer:
         dkey = el.tag if kind not in ("tendon", "equality") else kind
         merged = {**self.defaults[name].get(dkey, {}), **el.attrib}
         allowed = _ATTRS.get(kind, set())
+        tuned = False
         for a in list(merged):
             if a in allowed:
                 continue
-            if a in _VISUAL or a in _SOLVER_TUNING:
+            if a in _VISUAL:
                 logger.debug("%s: ignoring attribute %r (no effect on our physics)", self.doc.where(el), a)
                 del merged[a]
                 continue
+            if a in _SOLVER_TUNING:
+                tuned = True
+                del merged[a]
+                continue
             self.fail(el, f"unsupported attribute {_q(a)}")
+        if tuned:
+            self.unsupported(el, "soft-constraint parameters")
         return merged
 
     def floats(self, el, attrs, key, n=None, *, default=None, lo=None, hi=None):
@@ -285,6 +327,7 @@ class _Importer:
             for a in el.children:
                 actuator(self, a)
         emit_bodies(self, bodies)
+        scale_total_mass(self)
         for el in sections.get("contact", []):
             contact(self, el)
         collision_filters(self)
@@ -295,6 +338,8 @@ class _Importer:
         for el in sections.get("equality", []):
             for e in el.children:
                 equality(self, e)
+        if self.gravity_disabled:
+            self.info.gravity = (0.0, 0.0, 0.0)
 
     def _add(self, el, fn, *args, **kwargs):
         try:
@@ -345,6 +390,7 @@ def add_mjcf(
     floating: bool | None = None,
     label_prefix: str = "",
     world: int | None = None,
+    strict: bool = False,
 ) -> MjcfImport:
     """Append an MJCF model to ``builder``, tendons, tendon actuators and tendon equalities included.
 
@@ -358,6 +404,10 @@ def add_mjcf(
             joint; False welds bodies with a free joint to the world instead.
         label_prefix: Prepended to every label (bodies, shapes, joints, tendons, couplings).
         world: World to add the model to (default ``builder.current_world``).
+        strict: Raise ValueError on the first element that uses a feature the import leaves out or
+            approximates (``UNSUPPORTED``: soft-constraint parameters, fluid forces, geom and joint
+            margins, condim 4/6). By default those import without it, with one
+            ``MjcfImportWarning`` per feature naming the elements (``MjcfImport.unsupported``).
 
     Returns:
         An ``MjcfImport`` with name -> index tables (indices in ``builder``), the sites (body and
@@ -376,8 +426,10 @@ def add_mjcf(
         raise TypeError(f"add_mjcf: label_prefix must be a str, got {type(label_prefix).__name__}")
     if floating is not None and not isinstance(floating, bool):
         raise TypeError(f"add_mjcf: floating must be None, True or False, got {type(floating).__name__}")
+    if not isinstance(strict, bool):
+        raise TypeError(f"add_mjcf: strict must be True or False, got {type(strict).__name__}")
     doc = _Doc(source)
-    imp = _Importer(doc, type(builder), builder.up_axis, floating)
+    imp = _Importer(doc, type(builder), builder.up_axis, floating, strict)
     imp.run()
     scratch = imp.scratch
     for label in scratch.transmission_label:
@@ -435,4 +487,13 @@ def add_mjcf(
             ctrlrange=act.ctrlrange,
         )
     info.actuators = actuators
+    info.unsupported = {k: list(v) for k, v in imp.unsupported_seen.items()}
+    for feature, where in info.unsupported.items():
+        shown = "; ".join(where[:3]) + (f"; and {len(where) - 3} more" if len(where) > 3 else "")
+        warnings.warn(
+            f"add_mjcf({doc.name}): {feature}: {UNSUPPORTED[feature]} ({len(where)} element(s): {shown}); "
+            "strict=True makes this an error",
+            MjcfImportWarning,
+            stacklevel=3,
+        )
     return info

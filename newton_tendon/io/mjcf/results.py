@@ -54,3 +54,6 @@ class MjcfImport:
     """``<option timestep>`` [s] if authored (a step parameter: pass it to ``solver.step``)."""
     gravity: tuple | None = None
     """``<option gravity>`` [m/s^2] if authored (applied to the builder)."""
+    unsupported: dict[str, list[str]] = field(default_factory=dict)
+    """Feature -> the elements that use it, for what the import left out or approximated (one
+    ``MjcfImportWarning`` each; ``importer.UNSUPPORTED`` says why); empty with ``strict=True``."""

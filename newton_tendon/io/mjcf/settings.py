@@ -30,7 +30,10 @@ def compiler(imp, el):
             imp.inertiafromgeom = imp.choice(el, a, k, ("true", "false", "auto"), "auto")
         elif k == "coordinate":
             imp.choice(el, a, k, ("local",), "local")
-        elif k in ("boundmass", "boundinertia", "settotalmass"):
+        elif k == "settotalmass":
+            # MuJoCo scales every body's mass and inertia so that the total is this (when > 0).
+            imp.settotalmass = imp.real(el, a, k)
+        elif k in ("boundmass", "boundinertia"):
             v = imp.real(el, a, k)
             if v > 0.0:
                 imp.fail(el, f"{k} rescales masses and is not supported; author the masses instead")
@@ -69,7 +72,8 @@ def option(imp, el):
         elif k == "gravity":
             imp.info.gravity = imp.floats(el, a, k, 3)
         elif k in ("wind", "density", "viscosity"):
-            imp.zero(el, a, k, why="(fluid forces) is not supported")
+            if any(v != 0.0 for v in imp.floats(el, a, k, 3 if k == "wind" else 1)):
+                imp.unsupported(el, "fluid forces")
         elif k in (
             "integrator",
             "iterations",
@@ -106,6 +110,10 @@ def option(imp, el):
             if v not in ("enable", "disable"):
                 imp.fail(c, f"flag {k}={_q(v)} must be enable or disable")
             if k in harmless or v == "enable":
+                continue
+            if k == "gravity":
+                # No gravity in MuJoCo: none here either (applied to the builder, as <option gravity>).
+                imp.gravity_disabled = True
                 continue
             if k == "contact":
                 # No contact at all: every imported geom keeps drawing and loses its collision
