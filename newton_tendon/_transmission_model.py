@@ -87,15 +87,19 @@ def finalize_transmissions(b, m, world_count: int):
     m.transmission_term_coefficient = wp.array(
         _f32([c for t in b.transmission_terms for _, c in t]), dtype=float, device=dev
     )
-    # Each term's dof (its joint's first dof, plus the D6 axis) and whether its coordinate is an
-    # angle (a twist about that dof's axis) or a length along it.
+    # Each term's dof (its joint's first dof, plus the D6 axis) and what its coordinate is: 0 a length
+    # along that dof's axis, 1 a twist about it, 2 + i the i-th angle of a universal joint.
     term_dof, term_angular = [], []
     qd_start = m.joint_qd_start.numpy()
     for terms, axes in zip(b.transmission_terms, b.transmission_term_axes, strict=True):
         for (j, _), k in zip(terms, axes, strict=True):
             term_dof.append(int(qd_start[j]) + k)
             jt = b.joint_type[j]
-            term_angular.append(int(jt == JOINT_REVOLUTE or (jt == JOINT_D6 and k >= b.joint_dof_dim[j][0])))
+            kind = int(jt == JOINT_REVOLUTE)
+            if jt == JOINT_D6 and k >= b.joint_dof_dim[j][0]:
+                n_lin, n_ang = b.joint_dof_dim[j]
+                kind = 1 if n_ang == 1 else 2 + (k - n_lin)
+            term_angular.append(kind)
     m.transmission_term_dof = wp.array(np.asarray(term_dof, dtype=np.int32), dtype=wp.int32, device=dev)
     m.transmission_term_angular = wp.array(np.asarray(term_angular, dtype=np.int32), dtype=wp.int32, device=dev)
 

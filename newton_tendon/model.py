@@ -274,8 +274,9 @@ class Model:
         """Dof of each term: its joint's first dof, plus the axis of a D6 joint's term
         (``add_fixed_tendon(axes=)``), shape [transmission_term_count], int32."""
         self.transmission_term_angular = None
-        """1 where a term's coordinate is an angle (a revolute joint, or a D6 joint's single angular
-        axis), 0 for a length, shape [transmission_term_count], int32."""
+        """What each term's coordinate is: 0 a length (prismatic, a D6 linear axis), 1 a twist angle (a
+        revolute joint, a D6 joint's single angular axis), 2 + i the i-th angle of a universal joint (a
+        D6 with two angular axes), shape [transmission_term_count], int32."""
         self.transmission_term_coefficient = None
         """Coefficient c_i of each term [m/rad or m/m], shape [transmission_term_count], float32."""
         self.transmission_term_initial_coordinate = None

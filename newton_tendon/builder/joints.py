@@ -556,17 +556,18 @@ class JointBuilder:
         enabled: bool = True,
         label: str | None = None,
     ) -> int:
-        """Generic joint (newton's D6): free along up to three linear axes and about zero, one or three
+        """Generic joint (newton's D6): free along up to three linear axes and about zero to three
         angular axes, all else locked. Each axis is a :class:`JointDofConfig` (or a direction, for a
         plain free axis) and a coordinate with its own limit and drive.
 
         Coordinates, in order linear then angular: a linear axis's is the anchors' offset along it [m],
         as a prismatic joint's; one angular axis's is the twist about it [rad], as a revolute joint's;
-        three angular axes are successive rotations ``R(a_0, q_0) R(a_1, q_1) R(a_2, q_2)`` [rad].
-        The axes of each kind must be orthonormal (the solvers project them out of the locked rows
-        one at a time). Not supported (ValueError): two angular axes (a universal joint's locked
-        twist row is not one of our rows), limits, drives or armature on three angular axes, armature
-        on a linear axis. With three linear and three angular axes the joint locks nothing.
+        two or three angular axes are successive rotations ``R(a_0, q_0) R(a_1, q_1) [R(a_2, q_2)]``
+        [rad]: two are a universal (Cardan) joint, which locks the third rotation about
+        ``a_0 x a_1``, as MuJoCo turns two hinges in one body. The axes of each kind must be
+        orthonormal (the solvers project them out of the locked rows one at a time). Not supported
+        (ValueError): limits, drives or armature on three angular axes, armature on two angular axes
+        or on a linear axis. With three linear and three angular axes the joint locks nothing.
         """
         owner = f"add_joint_d6(label={label!r})"
         dofs = []
@@ -592,10 +593,12 @@ class JointBuilder:
             groups.append(group)
         lin, ang = groups
         if len(ang) == 2:
-            raise ValueError(
-                f"{owner}: two angular axes (a universal joint) are not supported; use one (hinge) or three "
-                "(ball-like) angular axes, or a chain of two revolute joints"
-            )
+            for i, dof in enumerate(ang):
+                if dof["armature"] != 0.0:
+                    raise ValueError(
+                        f"{owner}: angular_axes[{i}]: armature on a universal joint's axes is not supported "
+                        "(maximal coordinates); add the inertia to the child body instead"
+                    )
         for i, dof in enumerate(lin):
             if dof["armature"] != 0.0:
                 raise ValueError(

@@ -250,9 +250,9 @@ class TransmissionBuilder:
         """Add a fixed transmission tendon ``l = sum_i c_i q_i`` over joint coordinates.
 
         ``q_i`` is the coordinate of revolute or prismatic joint ``joints[i]``, or of axis
-        ``axes[i]`` of a D6 joint (its coordinates in order, linear then angular; an angular axis only
-        when the D6 has one angular axis, whose coordinate is a twist like a revolute joint's; three
-        angular axes are successive rotations, not twists, and are rejected). ``axes`` defaults to 0
+        ``axes[i]`` of a D6 joint (its coordinates in order, linear then angular: a single angular
+        axis's twist, or one of a universal joint's two angles; the angles of three angular axes
+        are rejected). ``axes`` defaults to 0
         for every term and must be 0 for revolute and prismatic joints. Coefficients may be
         negative, zero or repeated (a coefficient on an angle is a moment arm [m/rad], on a length a
         ratio); joints may belong to different articulations of one world. Ball, free and fixed
@@ -291,11 +291,11 @@ class TransmissionBuilder:
                         f"{where}: axes[{i}] = {k} is not an axis of D6 joint {j} ('{self.joint_label[j]}', "
                         f"{n_lin + n_ang} axes)"
                     )
-                if k >= n_lin and n_ang != 1:
+                if k >= n_lin and n_ang == 3:
                     raise ValueError(
                         f"{where}: axes[{i}] = {k} is an angular axis of D6 joint {j} ('{self.joint_label[j]}') "
-                        f"with {n_ang} angular axes; fixed tendons need a twist coordinate (a D6 with one "
-                        "angular axis, or a linear axis)"
+                        "with 3 angular axes; fixed tendons need a linear axis, a single angular axis or a "
+                        "universal joint's angle"
                     )
             elif jt in (T.JOINT_REVOLUTE, T.JOINT_PRISMATIC):
                 if k != 0:

@@ -68,8 +68,29 @@ def body_spatial_velocity(body_qd: wp.array(dtype=wp.spatial_vector), b: int):
 
 @wp.func
 def d6_euler_axes(rot_p: wp.quat, rel: wp.quat, joints: JointModel, dk: int):
-    """The three angular axes of a D6 joint's dofs ``dk .. dk+2`` (orthonormal, in order a_0, a_1, a_2),
-    its angles and the world axes their rates turn about.
+    """``euler_axes`` of a D6 joint's three angular dofs ``dk .. dk+2`` (their axes from the model)."""
+    return euler_axes(rot_p, rel, joints.axis[dk], joints.axis[dk + 1], joints.axis[dk + 2])
+
+
+@wp.func
+def d6_universal_axes(rot_p: wp.quat, rel: wp.quat, joints: JointModel, dk: int):
+    """``euler_axes`` of a D6 joint's two angular dofs ``dk``, ``dk+1`` (a universal joint), with the
+    locked third axis a_2 = a_0 x a_1: q_0, q_1 are the coordinates and q_2 the locked rotation's
+    residual (0 when the joint holds). u_0 and u_1 are orthonormal whatever the angles (a rotation
+    about a_0 keeps a_1 across it), and n = u_0 x u_1 = R_p R(a_0, q_0) a_2 is the direction the lock
+    constrains: a turn of the child by d about n changes q_2 by d / (n . u_2) and no coordinate's
+    rate within the joint's motion (w = u_0 qd_0 + u_1 qd_1). Returns (q, U, n)."""
+    a0 = joints.axis[dk]
+    a1 = joints.axis[dk + 1]
+    ang, u = euler_axes(rot_p, rel, a0, a1, wp.normalize(wp.cross(a0, a1)))
+    n = wp.quat_rotate(rot_p * wp.quat_from_axis_angle(a0, ang[0]), wp.normalize(wp.cross(a0, a1)))
+    return ang, u, n
+
+
+@wp.func
+def euler_axes(rot_p: wp.quat, rel: wp.quat, a0: wp.vec3, a1: wp.vec3, a2: wp.vec3):
+    """Successive-rotation angles about three orthonormal axes a_0, a_1, a_2 (joint frame) and the
+    world axes their rates turn about.
 
     The coordinates are successive rotations about the axes, rel = R(a_0, q_0) R(a_1, q_1) R(a_2, q_2)
     (rel the child joint frame in the parent joint frame). With B = [a_0 a_1 h a_2], h = +-1 making B
@@ -78,9 +99,6 @@ def d6_euler_axes(rot_p: wp.quat, rel: wp.quat, joints: JointModel, dk: int):
     q_1 = +-pi/2 (m_00 = m_01 = 0) q_0 = 0 and q_2 = h atan2(m_10, m_11). The relative angular velocity is
     w = u_0 qd_0 + u_1 qd_1 + u_2 qd_2 with u_0 = R_p a_0, u_1 = R_p R(a_0, q_0) a_1,
     u_2 = R_p R(a_0, q_0) R(a_1, q_1) a_2 (world). Returns (q, U) with U's columns u_k."""
-    a0 = joints.axis[dk]
-    a1 = joints.axis[dk + 1]
-    a2 = joints.axis[dk + 2]
     h = wp.sign(wp.dot(wp.cross(a0, a1), a2))
     b = wp.matrix_from_cols(a0, a1, a2 * h)
     m = wp.transpose(b) * wp.quat_to_matrix(rel) * b
@@ -154,8 +172,8 @@ def eval_joint_coordinates(
     joint frame pose in the parent joint frame (p, quat), qd = the child COM's velocity relative to the
     parent's rigid motion there, then the relative angular velocity, both in the parent joint frame
     (newton's convention; the child's world twist for a world parent with an unrotated frame).
-    D6: each linear axis as a prismatic joint's, one angular axis as a revolute joint's, three
-    angular axes as successive rotations (``d6_euler_axes``).
+    D6: each linear axis as a prismatic joint's, one angular axis as a revolute joint's, two or three
+    angular axes as successive rotations (``d6_universal_axes``, ``d6_euler_axes``).
     """
     j = wp.tid()
     jt = joints.type[j]
@@ -220,6 +238,12 @@ def eval_joint_coordinates(
             a = joints.axis[ds + n_lin]
             joint_q[qs + n_lin] = twist_angle(rel, a)
             joint_qd[ds + n_lin] = wp.dot(w_rel, wp.quat_rotate(rot_p, a))
+        elif n_ang == 2:
+            ang, u, n = d6_universal_axes(rot_p, rel, joints, ds + n_lin)
+            rates = d6_euler_rates(u, w_rel)
+            for k in range(2):
+                joint_q[qs + n_lin + k] = ang[k]
+                joint_qd[ds + n_lin + k] = rates[k]
         elif n_ang == 3:
             ang, u = d6_euler_axes(rot_p, rel, joints, ds + n_lin)
             rates = d6_euler_rates(u, w_rel)
@@ -238,8 +262,9 @@ def d6_wrenches(
 ):
     """Parent and child wrenches of a D6 joint's generalized forces (tau = J^T f): the linear dofs'
     force sum_k f_k a_k [N] at the two anchors, the angular dofs' torque [N m]: f a for one axis,
-    U^-T f for three (``d6_euler_axes``: the torque whose power tau . w is sum_k f_k qd_k; at the
-    singular pose U f). A force that is not finite counts as 0 for the step."""
+    U^-T f for two or three (``d6_universal_axes``, ``d6_euler_axes``, with f_2 = 0 on the locked axis
+    of two: the torque whose power tau . w is sum_k f_k qd_k; at the singular pose U f). A force that
+    is not finite counts as 0 for the step."""
     p = joints.parent[j]
     c = joints.child[j]
     ds = joints.qd_start[j]
@@ -259,14 +284,20 @@ def d6_wrenches(
         f = joint_f[ds + n_lin]
         if wp.isfinite(f):
             torque = wp.quat_rotate(rot_p, joints.axis[ds + n_lin]) * f
-    elif n_ang == 3:
+    elif n_ang >= 2:
         fa = wp.vec3(0.0)
-        for k in range(3):
+        for k in range(n_ang):
             f = joint_f[ds + n_lin + k]
             if wp.isfinite(f):
                 fa[k] = f
         rel = wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc)
-        ang, u = d6_euler_axes(rot_p, rel, joints, ds + n_lin)
+        u = wp.mat33(0.0)
+        if n_ang == 2:
+            ang2, u2, n2 = d6_universal_axes(rot_p, rel, joints, ds + n_lin)
+            u = u2
+        else:
+            ang3, u3 = d6_euler_axes(rot_p, rel, joints, ds + n_lin)
+            u = u3
         if wp.abs(wp.determinant(u)) > 1.0e-6:
             torque = wp.transpose(wp.inverse(u)) * fa
         else:
@@ -366,9 +397,9 @@ def joint_block_correction(
     lin_axes: wp.mat33,
     lin_mode: wp.vec3i,
     lin_alpha: wp.vec3,
-    ang_axis: wp.vec3,
-    ang_mode: int,
-    ang_alpha: float,
+    ang_axes: wp.mat33,
+    ang_mode: wp.vec3i,
+    ang_alpha: wp.vec3,
     lin_relax: float,
     ang_relax: float,
 ):
@@ -377,7 +408,8 @@ def joint_block_correction(
 
     ``err_lin = x_c - x_p`` [m] is the anchor error; ``err_ang`` [rad] the orientation error of the
     child relative to the parent as a world rotation vector (``has_ang`` false: no orientation rows,
-    a ball joint or a D6 joint with three angular axes). A positional impulse ``p_l`` [kg m] at the
+    a ball joint or a D6 joint with three angular axes; a universal joint's is along the one
+    direction its lock constrains, across both free axes). A positional impulse ``p_l`` [kg m] at the
     anchors and an angular impulse ``p_a`` [kg m^2] (+ on the child, - on the parent) change the
     errors by
 
@@ -391,11 +423,12 @@ def joint_block_correction(
     COM translations [m] and rotation vectors [rad] of both bodies.
 
     The joint's coordinate axes: up to three orthonormal linear axes (the rows of ``lin_axes``, world)
-    and one angular axis ``ang_axis``, each with a mode: 0 no such axis, 1 free, 2 a coordinate row.
+    and up to two orthonormal angular axes (the rows of ``ang_axes``: a hinge's axis, or a universal
+    joint's u_0, u_1), each with a mode: 0 no such axis, 1 free, 2 a coordinate row.
     A free axis is projected out (``project_block``: the error's component along it is ignored, the
     impulse has none). An axis with a row is part of the system: the caller puts the row's right-hand
     side into the error's component along it (``C + alpha~ lambda`` of a drive, ``q - bound`` of a
-    violated limit), and ``lin_alpha[k]`` / ``ang_alpha`` = alpha~ is the row's compliance [1/kg on a
+    violated limit), and ``lin_alpha[k]`` / ``ang_alpha[k]`` = alpha~ is the row's compliance [1/kg on a
     linear axis, 1/(kg m^2) on an angular one: K's units on that axis]. XPBD's multiplier update for
     all rows of the joint,
 
@@ -404,7 +437,7 @@ def joint_block_correction(
     has compliance on the coordinate rows only (``alpha~ a a^T`` added to K_ll or K_aa; 0 for a
     limit, 1 / ((ke + kd/dt) dt^2) for a drive); its fixed point C + alpha~ lambda = 0 does not
     depend on ``relax``. A row's multiplier step is ``a . p`` (the impulse's component along its
-    axis), returned per linear axis and for the angular axis [kg m or kg m^2 rad]. Solving the rows
+    axis), returned per linear and per angular axis [kg m or kg m^2 rad]. Solving the rows
     with the anchor rows gives each the effective mass its coordinate really has: a hinge whose link
     has COM inertia I and mass m at arm r turns as I + m r^2 (the Schur complement of the held rows),
     not as the I of a rotation about the COM, which a separate scalar row uses.
@@ -421,7 +454,7 @@ def joint_block_correction(
     zero = wp.vec3(0.0)
     inv_m = bp.inv_m_p + bp.inv_m_c
     if inv_m <= 0.0:
-        return zero, zero, zero, zero, zero, 0.0, False
+        return zero, zero, zero, zero, zero, zero, False
     i3 = wp.identity(3, dtype=wp.float64)
     jp = wp.mat33d(bp.inv_i_p)
     jc = wp.mat33d(bp.inv_i_c)
@@ -446,26 +479,27 @@ def joint_block_correction(
             b_l = b_l - al * wp.dot(al, b_l)
         elif lin_mode[k] == 2:
             k_ll = k_ll + wp.float64(lin_alpha[k]) * wp.outer(al, al)  # the coordinate row's compliance
-    aa = wp.vec3d(ang_axis)
-    if ang_mode == 1:
-        k_aa = project_block(k_aa, aa)
-        k_la = k_la - wp.outer(k_la * aa, aa)  # k_la P
-        b_a = b_a - aa * wp.dot(aa, b_a)
-    elif ang_mode == 2:
-        k_aa = k_aa + wp.float64(ang_alpha) * wp.outer(aa, aa)
+    for k in range(3):
+        aa = wp.vec3d(ang_axes[k])
+        if ang_mode[k] == 1:
+            k_aa = project_block(k_aa, aa)
+            k_la = k_la - wp.outer(k_la * aa, aa)  # k_la P
+            b_a = b_a - aa * wp.dot(aa, b_a)
+        elif ang_mode[k] == 2:
+            k_aa = k_aa + wp.float64(ang_alpha[k]) * wp.outer(aa, aa)
     p_l = wp.vec3d()
     p_a = wp.vec3d()
     if has_ang and wp.determinant(k_aa) > wp.float64(0.0):
         a_inv = wp.inverse(k_aa)
         schur = k_ll - k_la * (a_inv * wp.transpose(k_la))
         if not (wp.determinant(schur) > wp.float64(0.0)):
-            return zero, zero, zero, zero, zero, 0.0, False
+            return zero, zero, zero, zero, zero, zero, False
         p_l = wp.inverse(schur) * (b_l - k_la * (a_inv * b_a))
         p_a = a_inv * (b_a - wp.transpose(k_la) * p_l)
     else:
         # No orientation rows, or no body that can turn (both inverse inertias zero): anchors only.
         if not (wp.determinant(k_ll) > wp.float64(0.0)):
-            return zero, zero, zero, zero, zero, 0.0, False
+            return zero, zero, zero, zero, zero, zero, False
         p_l = wp.inverse(k_ll) * b_l
     # Body responses in float64: the rotation from p_l is J (r x p_l), and r x p_l is small where
     # p_l runs along the lever, which a float32 p_l would round away.
@@ -479,7 +513,12 @@ def joint_block_correction(
         float(wp.dot(wp.vec3d(lin_axes[1]), p_l)),
         float(wp.dot(wp.vec3d(lin_axes[2]), p_l)),
     )
-    return dx_p, dth_p, dx_c, dth_c, dlam_lin, float(wp.dot(aa, p_a)), True
+    dlam_ang = wp.vec3(
+        float(wp.dot(wp.vec3d(ang_axes[0]), p_a)),
+        float(wp.dot(wp.vec3d(ang_axes[1]), p_a)),
+        float(wp.dot(wp.vec3d(ang_axes[2]), p_a)),
+    )
+    return dx_p, dth_p, dx_c, dth_c, dlam_lin, dlam_ang, True
 
 
 @wp.func
@@ -644,46 +683,67 @@ def solve_joints(
             d_lock = d_lock + a_w * rhs
 
     # Orientation: no angular axis locks the whole rotation; one free angular axis locks the swing
-    # that carries the parent's axis onto the child's, and its twist is the coordinate; three free
+    # that carries the parent's axis onto the child's, and its twist is the coordinate; two (a
+    # universal joint) lock the third successive rotation (``d6_universal_axes``); three free
     # angular axes lock nothing (ball).
-    has_ang = n_ang < 2
+    has_ang = n_ang < 3
     err_ang = wp.vec3(0.0)
-    ang_axis = wp.vec3(0.0)
-    ang_mode = int(0)
-    ang_alpha = float(0.0)
-    ang_drive = False
-    ang_lam = float(0.0)
+    ang_axes = wp.mat33(0.0)
+    ang_mode = wp.vec3i(0)
+    ang_alpha = wp.vec3(0.0)
+    ang_drive = wp.vec3i(0)
+    ang_lam = wp.vec3(0.0)
+    ang_q = wp.vec3(0.0)
     if n_ang == 0:
         err_ang = quat_to_rotation_vector(rot_c * wp.quat_inverse(rot_p))
     elif n_ang == 1:
         axis = joints.axis[ds + n_lin]
-        ang_axis = wp.quat_rotate(rot_p, axis)
+        ang_axes[0] = wp.quat_rotate(rot_p, axis)
         a_c = wp.quat_rotate(rot_c, axis)
-        s = wp.cross(ang_axis, a_c)
+        s = wp.cross(ang_axes[0], a_c)
         sn = wp.length(s)
         if sn > 1.0e-9:
-            err_ang = s * (wp.atan2(sn, wp.dot(a_c, ang_axis)) / sn)
-        ang_mode = 1
-        if has_coord:
-            dk = ds + n_lin
-            ang_lam = joint_lambda[dk]
+            err_ang = s * (wp.atan2(sn, wp.dot(a_c, ang_axes[0])) / sn)
+        ang_mode[0] = 1
+        ang_q[0] = twist_angle(wp.quat_inverse(rot_p) * rot_c, axis)
+    elif n_ang == 2:
+        # The lock's error along n (across both free axes): a turn by (n . u_2) q_2 about n undoes
+        # the third rotation's residual q_2 to first order (``d6_universal_axes``).
+        ang, u, n = d6_universal_axes(rot_p, wp.quat_inverse(rot_p) * rot_c, joints, ds + n_lin)
+        u2 = wp.vec3(u[0, 2], u[1, 2], u[2, 2])
+        err_ang = n * (wp.dot(n, u2) * ang[2])
+        for k in range(2):
+            ang_axes[k] = wp.vec3(u[0, k], u[1, k], u[2, k])
+            ang_mode[k] = 1
+            ang_q[k] = ang[k]
+    if has_coord and (n_ang == 1 or n_ang == 2):
+        for k in range(n_ang):
+            dk = ds + n_lin + k
+            ang_lam[k] = joint_lambda[dk]
+            mode = int(1)
             rhs = float(0.0)
-            ang_mode, rhs, ang_alpha, ang_drive = coordinate_row(
-                twist_angle(wp.quat_inverse(rot_p) * rot_c, axis),
+            alpha = float(0.0)
+            is_drive = False
+            mode, rhs, alpha, is_drive = coordinate_row(
+                ang_q[k],
                 joints.limit_lower[dk],
                 joints.limit_upper[dk],
                 joints.target_ke[dk],
                 joints.target_kd[dk],
                 dt,
-                joint_q_prev[qs + n_lin],
+                joint_q_prev[qs + n_lin + k],
                 joint_target_pos[dk],
                 joint_target_vel[dk],
-                ang_lam,
+                ang_lam[k],
                 True,
             )
-            if ang_mode == 2:
+            ang_mode[k] = mode
+            ang_alpha[k] = alpha
+            if is_drive:
+                ang_drive[k] = 1
+            if mode == 2:
                 any_row = True
-                err_ang = err_ang + ang_axis * rhs
+                err_ang = err_ang + ang_axes[k] * rhs
     if any_row or wp.length(d_lock) > 1.0e-9 or wp.length(err_ang) > 1.0e-9:
         r_p = x_p - wp.transform_point(q_p, bp.com_p)
         r_c = x_c - wp.transform_point(q_c, bp.com_c)
@@ -697,7 +757,7 @@ def solve_joints(
             lin_axes,
             lin_mode,
             lin_alpha,
-            ang_axis,
+            ang_axes,
             ang_mode,
             ang_alpha,
             linear_relaxation,
@@ -711,8 +771,9 @@ def solve_joints(
             for k in range(n_lin):
                 if lin_drive[k] != 0:
                     joint_lambda[ds + k] = lin_lam[k] + dlam_lin[k]
-            if ang_drive:
-                joint_lambda[ds + n_lin] = ang_lam + dlam_ang
+            for k in range(n_ang):
+                if ang_drive[k] != 0:
+                    joint_lambda[ds + n_lin + k] = ang_lam[k] + dlam_ang[k]
 
     slot_delta[2 * j] = wp.spatial_vector(dx_p, dth_p)
     slot_delta[2 * j + 1] = wp.spatial_vector(dx_c, dth_c)

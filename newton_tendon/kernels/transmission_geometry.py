@@ -8,6 +8,7 @@ away along the body velocities, from which ``transmission_rows`` takes the armat
 
 import warp as wp
 
+from newton_tendon.kernels.joints import euler_axes
 from newton_tendon.kernels.math import twist_angle, world_inv_inertia
 from newton_tendon.kernels.rigid import BodyModel, is_moving_body
 from newton_tendon.kernels.spatial import spatial_route
@@ -69,10 +70,14 @@ def joint_term(tm: TransmissionModel, k: int, body_q: wp.array(dtype=wp.transfor
     its dof (a revolute or prismatic joint, or one axis of a D6 joint) and the 6-vector gradients
     dq/d(x, theta) of the joint's parent and child bodies.
 
-    angle (revolute, a D6's single angular axis): q = twist of the child frame about the axis,
-    unwrapped to the branch nearest ``q_ref`` (the previous coordinate), so a joint turning past
-    +-pi keeps a continuous coordinate; J_c = (0, a), J_p = (0, -a). (The D6's other rotations are
-    locked, so its relative rotation is about that axis.)
+    angle (revolute, a D6's single angular axis; ``term_angular`` 1): q = twist of the child frame
+    about the axis, unwrapped to the branch nearest ``q_ref`` (the previous coordinate), so a joint
+    turning past +-pi keeps a continuous coordinate; J_c = (0, a), J_p = (0, -a). (The D6's other
+    rotations are locked, so its relative rotation is about that axis.)
+    universal angle i (a D6 with two angular axes; ``term_angular`` 2 + i): q = the i-th successive
+    rotation (``joints.euler_axes`` with a_2 = a_0 x a_1), unwrapped likewise; J_c = (0, g_i),
+    J_p = (0, -g_i) with g_i row i of U^-1 (dq = U^-1 dtheta for a relative turn dtheta; at the
+    singular pose, where U is not invertible, u_i).
     length (prismatic, a D6's linear axis): q = (x_c - x_p) . a with a fixed to the parent,
     J_c = (a, r_c x a), J_p = (-a, -(r_p x a) + a x (x_c - x_p)) (the axis turns with the parent);
     the D6's linear axes are orthonormal, so this is that axis's coordinate.
@@ -84,7 +89,21 @@ def joint_term(tm: TransmissionModel, k: int, body_q: wp.array(dtype=wp.transfor
     a = wp.quat_rotate(rot_p, axis)
     p = tm.joint_parent[j]
     c = tm.joint_child[j]
-    if tm.term_angular[k] != 0:
+    kind = tm.term_angular[k]
+    if kind >= 2:
+        i = kind - 2
+        a0 = tm.joint_axis[tm.term_dof[k] - i]
+        a1 = tm.joint_axis[tm.term_dof[k] - i + 1]
+        rel = wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc)
+        ang, u = euler_axes(rot_p, rel, a0, a1, wp.normalize(wp.cross(a0, a1)))
+        q = ang[i]
+        q = q + TWO_PI * wp.round((q_ref - q) / TWO_PI)
+        g = wp.vec3(u[0, i], u[1, i], u[2, i])
+        if wp.abs(wp.determinant(u)) > 1.0e-6:
+            inv = wp.inverse(u)
+            g = wp.vec3(inv[i, 0], inv[i, 1], inv[i, 2])
+        return q, wp.spatial_vector(wp.vec3(0.0), -g), wp.spatial_vector(wp.vec3(0.0), g)
+    if kind != 0:
         q = twist_angle(wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc), axis)
         q = q + TWO_PI * wp.round((q_ref - q) / TWO_PI)
         return q, wp.spatial_vector(wp.vec3(0.0), -a), wp.spatial_vector(wp.vec3(0.0), a)

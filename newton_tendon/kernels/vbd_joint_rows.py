@@ -6,7 +6,7 @@ is an elastic energy, implicit PD toward the same target as XPBD's.
 
 import warp as wp
 
-from newton_tendon.kernels.joints import JointModel, parent_pose
+from newton_tendon.kernels.joints import JointModel, d6_universal_axes, parent_pose
 from newton_tendon.kernels.math import quat_to_rotation_vector, twist_angle
 from newton_tendon.kernels.rigid import BodyModel
 from newton_tendon.kernels.types import JOINT_D6, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
@@ -68,8 +68,9 @@ def joint_frame(bodies: BodyModel, joints: JointModel, j: int, body_q: wp.array(
     dim = joints.dof_dim[j]
     jf.n_lin = dim[0]
     jf.n_ang = dim[1]
-    # Revolute, prismatic and D6 axes carry limits and drives; a ball joint's dofs do not.
-    jf.has_coord = (jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC or jt == JOINT_D6) and jf.n_ang < 2
+    # Revolute, prismatic and D6 axes carry limits and drives (a D6 with up to two angular axes); a
+    # ball joint's dofs do not.
+    jf.has_coord = (jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC or jt == JOINT_D6) and jf.n_ang < 3
     mp, ip = moving_mass(bodies, p)
     mc, ic = moving_mass(bodies, c)
     jf.m_eff = mp + mc
@@ -80,11 +81,18 @@ def joint_frame(bodies: BodyModel, joints: JointModel, j: int, body_q: wp.array(
 @wp.func
 def dof_coordinate(joints: JointModel, j: int, jf: JointFrame, k: int):
     """Axis (world, unit) and coordinate of the joint's dof ``k``: a linear dof's q = (x_c - x_p) . a
-    [m], an angular dof's the twist angle of the child frame about a [rad]. Returns (a_w, q, angular)."""
+    [m], a single angular dof's the twist angle of the child frame about a [rad], a universal joint's
+    two angles its successive rotations with their rate axes u_0, u_1 (``d6_universal_axes``: within
+    the joint's motion, dq_k = u_k . dtheta). Returns (a_w, q, angular)."""
     axis = joints.axis[joints.qd_start[j] + k]
     a_w = wp.quat_rotate(jf.rot_p, axis)
     if k < jf.n_lin:
         return a_w, wp.dot(jf.x_c - jf.x_p, a_w), False
+    if jf.n_ang == 2:
+        rel = wp.quat_inverse(jf.rot_p) * jf.rot_c
+        ang, u, n = d6_universal_axes(jf.rot_p, rel, joints, joints.qd_start[j] + jf.n_lin)
+        i = k - jf.n_lin
+        return wp.vec3(u[0, i], u[1, i], u[2, i]), ang[i], True
     return a_w, twist_angle(wp.quat_inverse(jf.rot_p) * jf.rot_c, axis), True
 
 
@@ -106,7 +114,8 @@ def joint_angular_error(joints: JointModel, j: int, jf: JointFrame):
 
     No free angular axis (fixed, prismatic): e = log(R_c R_p^T), de/dtheta_c = I. One (revolute):
     the swing that carries the parent axis onto the child axis, e = (a_p x a_c)/|a_p x a_c| angle,
-    de/dtheta_c ~ I - a a^T. Three (ball): none.
+    de/dtheta_c ~ I - a a^T. Two (universal): the lock's residual q_2 along n (``d6_universal_axes``),
+    e = n (n . u_2) q_2, de/dtheta_c ~ n n^T. Three (ball): none.
     """
     proj = wp.identity(n=3, dtype=float)
     e = wp.vec3(0.0)
@@ -120,6 +129,12 @@ def joint_angular_error(joints: JointModel, j: int, jf: JointFrame):
         if sn > 1.0e-9:
             e = s * (wp.atan2(sn, wp.dot(a_w, a_c)) / sn)
         proj = proj - wp.outer(a_w, a_w)
+    elif jf.n_ang == 2:
+        rel = wp.quat_inverse(jf.rot_p) * jf.rot_c
+        ang, u, n = d6_universal_axes(jf.rot_p, rel, joints, joints.qd_start[j] + jf.n_lin)
+        u2 = wp.vec3(u[0, 2], u[1, 2], u[2, 2])
+        e = n * (wp.dot(n, u2) * ang[2])
+        proj = wp.outer(n, n)
     else:
         proj = wp.mat33(0.0)
     return e, proj
@@ -176,7 +191,7 @@ def add_joint(
     fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, f_lin * side, k_lin, p_lin)
 
     k_ang = duals.rho_ang[j] * jf.i_eff * inv_h2
-    if jf.n_ang < 2:
+    if jf.n_ang < 3:
         c_ang, p_ang = joint_angular_error(joints, j, jf)
         f_ang = c_ang * k_ang + p_ang * wp.spatial_bottom(lam)
         ft, htt = add_angle_row(ft, htt, f_ang * side, k_ang, p_ang)
@@ -245,7 +260,7 @@ def update_joint_duals(
     lam_ang = wp.vec3(0.0)
     err_lin = wp.length(c_lin)
     err_ang = float(0.0)
-    if jf.n_ang < 2:
+    if jf.n_ang < 3:
         c_ang, p_ang = joint_angular_error(joints, j, jf)
         lam_ang = c_ang * k_ang + p_ang * wp.spatial_bottom(lam)
         err_ang = wp.length(c_ang)

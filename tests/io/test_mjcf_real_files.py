@@ -188,7 +188,13 @@ def test_several_joints_in_a_body_become_one_d6_with_mujocos_coordinates():
 @pytest.mark.parametrize(
     ("joints", "match"),
     [
-        ('<joint type="hinge" axis="1 0 0"/><joint type="hinge" axis="0 1 0"/>', "two or more hinges"),
+        ('<joint type="hinge" axis="1 0 0"/><joint type="hinge" axis="0 1 0" pos="0 0 0.1"/>', "different positions"),
+        ('<joint type="hinge" axis="1 0 0"/><joint type="hinge" axis="1 1 0"/>', "hinge axes .* are not orthogonal"),
+        ('<joint type="hinge" axis="1 0 0" ref="0.2"/><joint type="hinge" axis="0 1 0"/>', "ref on a hinge other than"),
+        (
+            '<joint type="hinge" axis="1 0 0" armature="0.1"/><joint type="hinge" axis="0 1 0"/>',
+            "armature on a universal",
+        ),
         ('<joint type="hinge" axis="0 1 0"/><joint type="slide" axis="1 0 0"/>', "a hinge before a slide"),
         ('<joint type="slide" axis="1 0 0"/><joint type="slide" axis="1 1 0"/>', "not orthogonal"),
         ('<joint type="hinge"/><joint type="ball"/>', "a ball or free joint cannot be combined"),
@@ -288,7 +294,7 @@ def test_fixed_tendon_axis_rules_for_other_joints():
     ball_like = b.add_joint_d6(a, c, linear_axes=[(1, 0, 0)], angular_axes=[(1, 0, 0), (0, 1, 0), (0, 0, 1)])
     with pytest.raises(ValueError, match="has one coordinate"):
         b.add_fixed_tendon([hinge], [1.0], axes=[1])
-    with pytest.raises(ValueError, match="with 3 angular axes; fixed tendons need a twist"):
+    with pytest.raises(ValueError, match="with 3 angular axes; fixed tendons need a linear axis"):
         b.add_fixed_tendon([ball_like], [1.0], axes=[1])
     assert b.add_fixed_tendon([ball_like, hinge], [1.0, 1.0], axes=[0, 0]) == 0
 
@@ -390,3 +396,91 @@ def test_settotalmass_and_the_gravity_flag_follow_mujoco():
         np.testing.assert_allclose(np.linalg.eigvalsh(b.body_inertia[k]), np.sort(mj.body_inertia[i]), rtol=1e-9)
     assert tuple(b.gravity) == (0.0, 0.0, 0.0)
     assert mj.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY
+
+
+SLIDE_UNIVERSAL = """
+<mujoco>
+  <worldbody>
+    <body name="b" pos="0.1 -0.2 0.5" euler="5 -10 15">
+      <joint name="x" type="slide" axis="1 0 0" ref="0.1"/>
+      <joint name="h0" type="hinge" axis="0 0 1" pos="0.02 0.03 0.04" range="-60 60"/>
+      <joint name="h1" type="hinge" axis="1 0 0" pos="0.02 0.03 0.04" ref="20"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0.1" size="0.03"/>
+      <site name="tip" pos="0.3 0 0.1"/>
+    </body>
+  </worldbody>
+  <tendon>
+    <spatial name="s"><site site="tip"/><site site="w"/></spatial>
+    <fixed name="f"><joint joint="x" coef="0.5"/><joint joint="h0" coef="0.3"/><joint joint="h1" coef="-0.2"/></fixed>
+  </tendon>
+  <worldbody><site name="w" pos="0.5 0.5 1"/></worldbody>
+</mujoco>
+"""
+
+
+def test_slides_then_two_hinges_are_one_d6_with_mujocos_kinematics():
+    """A slide then two orthogonal hinges at one position (the last with a ``ref``) are one D6 joint
+    with one linear and two angular axes. At the file's pose its coordinates are the refs; at 20
+    random coordinates and rates the body, the spatial tendon's length and the fixed tendon's length
+    and velocity (over the slide and both universal angles) are MuJoCo's (1e-6 m; 1e-5 relative to
+    max(|value|, 0.1)) and the coordinates read back are the ones given."""
+    b = nt.ModelBuilder()
+    info = b.add_mjcf(SLIDE_UNIVERSAL)
+    model = b.finalize("cpu")
+    assert model.joint_dof_dim.numpy().tolist() == [[1, 2]]
+    np.testing.assert_allclose(model.joint_q.numpy(), [0.1, 0.0, math.radians(20)], atol=1e-6)
+    mj = mujoco.MjModel.from_xml_string(SLIDE_UNIVERSAL)
+    data = mujoco.MjData(mj)
+    solver = SolverXPBD(model)
+    rng = np.random.default_rng(9)
+    for _ in range(20):
+        data.qpos[:] = [rng.uniform(-0.5, 0.5), rng.uniform(-1.0, 1.0), rng.uniform(-1.2, 1.2)]
+        data.qvel[:] = rng.normal(size=3)
+        mujoco.mj_forward(mj, data)
+        state = model.state()
+        nt.eval_fk(model, wp.array(data.qpos, dtype=float), wp.array(data.qvel, dtype=float), state)
+        np.testing.assert_allclose(state.body_q.numpy()[0, :3], data.xpos[1], atol=POSITION_ATOL)
+        np.testing.assert_allclose(nt.eval_joint_coordinates(model, state)[0].numpy(), data.qpos, atol=2e-6)
+        solver.update_geometry(state)
+        length = solver.transmission_length.numpy()
+        velocity = solver.transmission_velocity.numpy()
+        for name in ("s", "f"):
+            i = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_TENDON, name)
+            t = info.tendons[name]
+            assert abs(length[t] - data.ten_length[i]) <= 1e-5 * max(abs(data.ten_length[i]), 0.1), name
+            assert abs(velocity[t] - data.ten_velocity[i]) <= 1e-5 * max(abs(data.ten_velocity[i]), 0.1), name
+
+
+ACTUATED = """<mujoco><worldbody><site name="w" pos="0 0 2"/><body name="b" pos="0 0 1">
+  <joint name="j" axis="0 1 0"/><geom size="0.1"/><site name="s"/></body></worldbody>
+  <tendon><spatial name="t"><site site="w"/><site site="s"/></spatial></tendon>
+  <actuator>{}</actuator></mujoco>"""
+WARNED_ACTUATORS = {
+    "joint actuator filter": (
+        '<general joint="j" gainprm="100" biasprm="0 -100" biastype="affine" dyntype="filter" dynprm="0.1"/>'
+    ),
+    "joint actuator force range": '<motor joint="j" forcerange="-1 1"/>',
+    "Euler actuator filter": '<general tendon="t" dyntype="filter" dynprm="0.05"/>',
+}
+
+
+@pytest.mark.parametrize("feature", sorted(WARNED_ACTUATORS))
+def test_actuator_approximations_warn_once_or_raise_with_strict(feature):
+    """Actuator features imported approximately (``UNSUPPORTED`` says how): a joint actuator's
+    activation filter is left out (the drive keeps its gains: a position servo here), a joint
+    actuator's force range is ignored, a tendon actuator's Euler filter becomes the exact filter with
+    the same time constant. One ``MjcfImportWarning`` each; ``strict=True`` raises."""
+    from newton_tendon.mjcf import MjcfImportWarning
+
+    xml = ACTUATED.format(WARNED_ACTUATORS[feature])
+    mujoco.MjModel.from_xml_string(xml)
+    b = nt.ModelBuilder()
+    with pytest.warns(MjcfImportWarning, match=feature):
+        info = b.add_mjcf(xml)
+    assert list(info.unsupported) == [feature]
+    if feature == "joint actuator filter":
+        assert b.joint_target_ke[0] == pytest.approx(100.0)
+    if feature == "Euler actuator filter":
+        assert b.transmission_properties[0]["activation_time"] == pytest.approx(0.05)
+    with pytest.raises(ValueError, match=rf"{feature}: .*\(strict=True\)"):
+        nt.ModelBuilder().add_mjcf(xml, strict=True)

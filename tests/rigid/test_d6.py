@@ -1,7 +1,7 @@
 """D6 joints (``add_joint_d6``, newton's generic joint) on both solvers, and newton's per-dof API.
 
-A D6 joint is free along up to three orthonormal linear axes and about zero, one or three angular
-axes (kernels/joints.py). Its rows are the ones the other joints use, chosen by the free-axis counts
+A D6 joint is free along up to three orthonormal linear axes and about zero to three angular axes
+(kernels/joints.py); two angular axes (a universal joint) are in ``test_universal_joint.py``. Its rows are the ones the other joints use, chosen by the free-axis counts
 instead of the type, so a D6 joint with the axes of a revolute, prismatic, fixed or ball joint must
 move exactly as that joint (bitwise: same rows, same arithmetic). The planar case (two linear axes and
 the hinge across them, the joint of newton's pinhole and capstan tests) has no single-joint twin: it is
@@ -431,7 +431,8 @@ def _two_bodies():
 @pytest.mark.parametrize(
     ("kwargs", "exc", "match"),
     [
-        ({"angular_axes": [Dof(axis=Axis.X), Dof(axis=Axis.Y)]}, ValueError, "two angular axes"),
+        ({"angular_axes": [Dof(axis=Axis.X), Dof(axis=Axis.Y, armature=0.1)]}, ValueError,
+         "armature on a universal joint"),  # fmt: skip
         ({"linear_axes": [Dof(axis=(1, 0, 0)), Dof(axis=(1, 1, 0))]}, ValueError, "not orthogonal"),
         ({"linear_axes": [Dof(axis=Axis.X)] * 4}, ValueError, "at most 3"),
         ({"angular_axes": [Dof(axis=Axis.X, limit_upper=1.0), Dof(axis=Axis.Y), Dof(axis=Axis.Z)]}, ValueError,

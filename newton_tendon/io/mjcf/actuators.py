@@ -53,17 +53,22 @@ def actuator(imp, el):
         dyn = imp.choice(el, a, "dyntype", ("none", "filterexact", "filter", "integrator", "muscle", "user"), "none")
         gtype = imp.choice(el, a, "gaintype", ("fixed", "affine", "muscle", "user"), "fixed")
         btype = imp.choice(el, a, "biastype", ("none", "affine", "muscle", "user"), "none")
-        if dyn not in ("none", "filterexact") or gtype != "fixed" or btype not in ("none", "affine"):
+        if dyn not in ("none", "filterexact", "filter") or gtype != "fixed" or btype not in ("none", "affine"):
             imp.fail(
                 el,
-                "only gaintype='fixed', biastype='none'/'affine' and dyntype='none'/'filterexact' are supported",
+                "only gaintype='fixed', biastype='none'/'affine' and dyntype='none'/'filter'/'filterexact' are "
+                "supported",
             )
         gain = imp.floats(el, a, "gainprm", None, default=(1.0,))
         bias = (imp.floats(el, a, "biasprm", None, default=()) + (0.0,) * 3)[:3] if btype == "affine" else (0.0,) * 3
         if any(v != 0.0 for v in gain[1:]):
             imp.fail(el, "only gainprm[0] is supported")
         g0, (b0, b1, b2) = gain[0], bias
-        if dyn == "filterexact":
+        if dyn == "filter" and "tendon" in a:
+            # MuJoCo integrates this filter with the step's Euler update; the tendon's activation is
+            # the exact first-order filter ('filterexact'): the same time constant, O(dt/tau) apart.
+            imp.unsupported(el, "Euler actuator filter")
+        if dyn in ("filter", "filterexact"):
             dynprm = imp.floats(el, a, "dynprm", None, default=(1.0,))
             tau = dynprm[0]
             if tau < 0.0:
@@ -117,9 +122,11 @@ def joint_actuator(imp, el, name, jname, gear, g0, b0, b1, b2, tau, force):
     if jname in imp.joint_drive:
         imp.fail(el, f"joint {_q(jname)} already has the actuator {_q(imp.joint_drive[jname]['name'])}")
     if force is not None:
-        imp.fail(el, "forcerange on a joint actuator is not supported (joint drives have no force bound)")
-    if tau != 0.0 or b0 != 0.0:
-        imp.fail(el, "filtered or biased joint actuators are not supported")
+        imp.unsupported(el, "joint actuator force range")
+    if b0 != 0.0:
+        imp.fail(el, "biased joint actuators (biasprm[0] != 0) are not supported")
+    if tau != 0.0:
+        imp.unsupported(el, "joint actuator filter")
     g2 = gear * gear
     if b1 == 0.0 and b2 == 0.0:
         mode = "motor"

@@ -355,13 +355,15 @@ def multi_joint(imp, entry, body, parent, parent_base):
     transformation applied in document order), as one D6 joint (``add_joint_d6``) with a coordinate
     per MJCF joint, in document order, so the D6's coordinates are MuJoCo's qpos.
 
-    Representable, and so accepted: slide joints with mutually orthogonal axes, followed by at most
-    one hinge. Translations along fixed axes commute and do not depend on a slide's ``pos``, and the
-    D6 turns about its anchor after translating, which is the hinge's ``pos``: exactly MuJoCo's
-    transformation. Each joint keeps its own range, spring, damper and actuator gains. Everything
-    else raises ValueError naming the body: ball or free joints among several, a hinge before a
-    slide (MuJoCo then translates along turned axes), slides that are not orthogonal, two or more
-    hinges (a universal joint's locked twist is not one of our rows), armature on a slide."""
+    Representable, and so accepted: slide joints with mutually orthogonal axes, followed by up to
+    three hinges at one position with mutually orthogonal axes. Translations along fixed axes
+    commute and do not depend on a slide's ``pos``, and the D6 turns about its anchor after
+    translating, which is the hinges' ``pos``, by successive rotations about the hinge axes in file
+    order: exactly MuJoCo's transformation (two hinges are a universal joint). Each joint keeps its
+    own range, spring, damper and actuator gains. Everything else raises ValueError naming the body:
+    ball or free joints among several, a hinge before a slide (MuJoCo then translates along turned
+    axes), slides or hinges that are not orthogonal, hinges at different positions, armature on a
+    slide or on two hinges, limits, springs or actuators on three hinges (``add_joint_d6``)."""
     b = imp.scratch
     el = entry["el"]
     kinds = [joint_kind(imp, jel, ja) for jel, ja in entry["joints"]]
@@ -369,15 +371,24 @@ def multi_joint(imp, entry, body, parent, parent_base):
     if any(k in ("ball", "free") for k in kinds):
         imp.fail(el, f"{where}: a ball or free joint cannot be combined with other joints in one body")
     hinges = kinds.count("hinge")
-    if hinges > 1:
-        imp.fail(
-            el,
-            f"{where}: two or more hinges in one body are not supported yet (a universal joint's locked twist "
-            "is not one of our rows); split the body into a chain of bodies with one hinge each",
-        )
-    if hinges == 1 and kinds[-1] != "hinge":
+    if hinges and kinds[-hinges:] != ["hinge"] * hinges:
         imp.fail(el, f"{where}: a hinge before a slide is not supported (MuJoCo then slides along turned axes)")
     dofs = [joint_dof(imp, jel, ja, k) for (jel, ja), k in zip(entry["joints"], kinds, strict=True)]
+    turns = dofs[len(dofs) - hinges :]
+    for i, d in enumerate(turns):
+        if not np.allclose(d["pos"], turns[0]["pos"], rtol=0.0, atol=1.0e-9):
+            imp.fail(
+                el,
+                f"{where}: hinges at different positions ({turns[0]['pos']} and {d['pos']}) cannot be one "
+                "joint here; split the body into a chain of bodies",
+            )
+        for prev in turns[:i]:
+            if abs(float(np.dot(d["axis"], prev["axis"]))) > 1.0e-6:
+                imp.fail(el, f"{where}: hinge axes {prev['axis']} and {d['axis']} are not orthogonal")
+        if d["ref"] != 0.0 and i < len(turns) - 1:
+            imp.fail(el, f"{where}: ref on a hinge other than the body's last is not supported")
+        if d["armature"] != 0.0 and len(turns) > 1:
+            imp.fail(el, f"{where}: armature on a universal joint's hinges is not supported (maximal coordinates)")
     slides = [d for d, k in zip(dofs, kinds, strict=True) if k == "slide"]
     for i, d in enumerate(slides):
         if d["armature"] != 0.0:
@@ -385,7 +396,7 @@ def multi_joint(imp, entry, body, parent, parent_base):
         for prev in slides[:i]:
             if abs(float(np.dot(d["axis"], prev["axis"]))) > 1.0e-6:
                 imp.fail(el, f"{where}: slide axes {prev['axis']} and {d['axis']} are not orthogonal")
-    anchor = dofs[-1]["pos"] if hinges else (0.0, 0.0, 0.0)
+    anchor = turns[0]["pos"] if hinges else (0.0, 0.0, 0.0)
     parent_xform, child_xform = joint_frames(parent_base, anchor, list(zip(dofs, kinds, strict=True)))
 
     def config(d):
@@ -420,7 +431,8 @@ def multi_joint(imp, entry, body, parent, parent_base):
 
 def joint_frames(parent_base, anchor, dofs) -> tuple[tuple, tuple]:
     """(parent_xform, child_xform) of a joint at ``anchor`` (body frame) whose coordinates are MuJoCo's
-    qpos: ``dofs`` are the (dof, kind) of its slides and at most one hinge, last (``joint_dof``).
+    qpos: ``dofs`` are the (dof, kind) of its slides, then its hinges (``joint_dof``; only the last
+    hinge may have a ``ref``).
 
     MuJoCo's ``ref`` is the coordinate at which the body sits at its pose in the file. With slides
     translating by ``sum (q_i - ref_i) a_i`` and then the hinge turning by ``q_h - ref_h`` about the

@@ -32,6 +32,18 @@ UNSUPPORTED = {
     "fluid forces": "<option> density, viscosity and wind and geom fluidshape are ignored: no fluid forces here",
     "geom margin": ("a geom's contact margin is ignored: contacts act when the shapes touch, not within the margin"),
     "joint margin": "a joint's limit margin is ignored: the limit acts at the range, not within the margin",
+    "joint actuator filter": (
+        "a joint actuator's activation filter (dyntype filter or filterexact) is left out: the joint drive "
+        "follows the control at once, as if the time constant were 0"
+    ),
+    "joint actuator force range": (
+        "forcerange on a joint actuator is ignored: joint drives have no force bound (clamp the control "
+        "to keep the force within it)"
+    ),
+    "Euler actuator filter": (
+        "a tendon actuator's dyntype 'filter' (MuJoCo's Euler-integrated filter) is integrated exactly, as "
+        "'filterexact': the same time constant, a difference of order dt / tau"
+    ),
     "condim 4/6": (
         "torsional and rolling friction are ignored: condim 4 and 6 contacts are imported as condim 3 "
         "(sliding friction only)"

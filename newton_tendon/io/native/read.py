@@ -578,10 +578,10 @@ def _read_terms(v, p: str, b: ModelBuilder) -> tuple[list, list]:
         jt = b.joint_type[j]
         if jt == T.JOINT_D6:
             n_lin, n_ang = b.joint_dof_dim[j]
-            if axis >= n_lin + n_ang or (axis >= n_lin and n_ang != 1):
+            if axis >= n_lin + n_ang or (axis >= n_lin and n_ang == 3):
                 raise ValueError(
-                    f"{f.path}.axis: {axis} is not a linear axis or the single angular axis of D6 joint {j} "
-                    f"('{b.joint_label[j]}', {n_lin} linear and {n_ang} angular axes)"
+                    f"{f.path}.axis: {axis} is not a linear axis, a single angular axis or a universal joint's "
+                    f"angle of D6 joint {j} ('{b.joint_label[j]}', {n_lin} linear and {n_ang} angular axes)"
                 )
         elif jt in (T.JOINT_REVOLUTE, T.JOINT_PRISMATIC):
             if axis != 0:
