@@ -65,7 +65,7 @@ SCENES = {"replicated": replicated, "one_world": one_world}
 def time_pairs(b: nt.ModelBuilder) -> float:
     """Wall time [s] of the contact-pair enumeration of ``b`` alone (its inputs prepared untimed)."""
     _, _, shape_world, _ = fin._resolve_worlds(b)
-    _, _, _, _, moving = fin._mass_properties(b)
+    _, _, _, _, moving, _ = fin._mass_properties(b)
     t0 = time.perf_counter()
     fin._contact_pairs(b, shape_world, moving)
     return time.perf_counter() - t0

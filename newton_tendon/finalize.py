@@ -47,31 +47,39 @@ def _resolve_worlds(b) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _mass_properties(b):
-    """Body mass, inertia (with revolute armature) and their inverses; immovable bodies get zero inverses."""
+    """Body mass, inertia and their inverses; immovable bodies get zero inverses; and the armature the
+    joints' coordinate rows carry (``row_armature`` per dof).
+
+    Armature is a coordinate's own inertia, in joint space as MuJoCo has it. On a hinge whose parent is
+    the world (a revolute joint, or a D6 joint's single angular axis) the joint's rate is the child's
+    absolute rate about the axis, so the rotor inertia is exactly the child's inertia about that axis:
+    it is added there, where it costs no solver iteration. Every other armature (a hinge between two
+    bodies, a slide, a universal joint's angles) stays on its coordinate's row (``coordinate_row``)."""
     n = b.body_count
     mass = np.asarray(b.body_mass, dtype=np.float64).reshape(n)
     inertia = np.array(b.body_inertia, dtype=np.float64).reshape(n, 3, 3)
     flags = np.asarray(b.body_flags, dtype=np.int32).reshape(n)
+    row_armature = np.asarray(b.joint_armature, dtype=np.float64).copy()
     qd_start = 0
     for j in range(b.joint_count):
         ndof = b._joint_dof_count(j)
-        # The hinge axis of a revolute joint, or of a D6 joint with one angular axis (after its linear ones).
         hinge = None
         if b.joint_type[j] == T.JOINT_REVOLUTE:
             hinge = qd_start
         elif b.joint_type[j] == T.JOINT_D6 and b.joint_dof_dim[j][1] == 1:
             hinge = qd_start + b.joint_dof_dim[j][0]
-        if hinge is not None and b.joint_armature[hinge] > 0.0:
+        if hinge is not None and b.joint_parent[j] < 0 and b.joint_armature[hinge] > 0.0:
             # Rotor inertia about the joint axis, expressed in the child body frame.
             r = quat_to_matrix(b.joint_X_c[j][3:])
             a = r @ np.asarray(b.joint_axis[hinge])
             inertia[b.joint_child[j]] += b.joint_armature[hinge] * np.outer(a, a)
+            row_armature[hinge] = 0.0
         qd_start += ndof
     moving = (mass > 0.0) & ((flags & T.BODY_KINEMATIC) == 0)
     # The builder checked each body as it was added; armature and direct list edits are checked here,
     # by the same rule.
     inv_mass, inv_inertia = checked_inverse_mass_arrays("finalize", b.body_label, mass, inertia, moving)
-    return mass, inertia, inv_mass, inv_inertia, moving
+    return mass, inertia, inv_mass, inv_inertia, moving, row_armature
 
 
 def _entity(b, attr: str, i: int, n: int) -> str:
@@ -357,7 +365,7 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     """Build the Model; every check runs before any array is created."""
     world_count, body_world, shape_world, joint_world = _resolve_worlds(b)
     check_float32_range(b)
-    mass, inertia, inv_mass, inv_inertia, moving = _mass_properties(b)
+    mass, inertia, inv_mass, inv_inertia, moving, row_armature = _mass_properties(b)
     pairs = _contact_pairs(b, shape_world, moving)
     caps = pair_capacities(b, pairs)
     contact_pair = np.repeat(np.arange(len(pairs), dtype=np.int32), caps)
@@ -446,6 +454,7 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.joint_target_ke = arr(b.joint_target_ke, float, 0)
     m.joint_target_kd = arr(b.joint_target_kd, float, 0)
     m.joint_armature = arr(b.joint_armature, float, 0)
+    m.joint_row_armature = arr(row_armature, float, 0)
     m.joint_target_pos = arr(b.joint_target_pos, float, 0)
     m.joint_target_vel = arr(b.joint_target_vel, float, 0)
     m.joint_limit_ke = arr(b.joint_limit_ke, float, 0)

@@ -172,8 +172,12 @@ class Model:
         self.joint_target_kd = None
         """Drive velocity gain per dof [N s/m or N m s/rad], shape [joint_dof_count], float32."""
         self.joint_armature = None
-        """Armature per dof [kg m^2] (added to the child's inertia about a revolute axis),
-        shape [joint_dof_count], float32."""
+        """Armature per dof [kg m^2 on an angle, kg on a length]: the coordinate's own inertia, in
+        joint space as MuJoCo has it, shape [joint_dof_count], float32."""
+        self.joint_row_armature = None
+        """The part of ``joint_armature`` the solvers' coordinate rows carry: all of it but a world
+        hinge's, which finalize adds to the child's inertia about the axis (exact there: the joint's
+        rate is the child's absolute rate), shape [joint_dof_count], float32."""
         self.joint_target_pos = None
         """Default drive position targets [m or rad], copied into ``Control``, shape [joint_dof_count], float32."""
         self.joint_target_vel = None
@@ -597,6 +601,7 @@ def joint_model_struct(m: Model) -> JointModel:
     s.limit_upper = m.joint_limit_upper
     s.target_ke = m.joint_target_ke
     s.target_kd = m.joint_target_kd
+    s.armature = m.joint_row_armature
     s.enabled = m.joint_enabled
     return s
 

@@ -388,7 +388,8 @@ class JointBuilder:
         """Hinge about ``axis`` (joint frame) through the joint frame origins. Angles in rad.
 
         ``target_ke`` [N m/rad] and ``target_kd`` [N m s/rad] drive the angle toward the target in
-        ``Control``; ``armature`` [kg m^2] adds rotor inertia about the axis to the child. ``axis`` may
+        ``Control``; ``armature`` [kg m^2] is the joint's rotor inertia, in joint space as MuJoCo has
+        it: it resists the joint's own (relative) acceleration, not the child's absolute one. ``axis`` may
         be a :class:`JointDofConfig`, whose fields fill the keywords not given. newton's per-dof
         keywords (``target_q``, ``target_qd``, ``limit_ke``, ``limit_kd``, ``effort_limit``,
         ``velocity_limit``, ``actuator_mode``, and ``friction``/``damping``/``stiffness``/``rest_q``
@@ -431,17 +432,13 @@ class JointBuilder:
         label: str | None = None,
         **newton_options,
     ) -> int:
-        """Slider along ``axis`` (joint frame); positions in m, gains in N/m and N s/m. ``axis`` and
-        newton's keywords as in :meth:`add_joint_revolute`."""
+        """Slider along ``axis`` (joint frame); positions in m, gains in N/m and N s/m, ``armature`` in
+        kg (the coordinate's own inertia, as MuJoCo's). ``axis`` and newton's keywords as in
+        :meth:`add_joint_revolute`."""
         owner = f"add_joint_prismatic(label={label!r})"
         dof = self._single_axis_dof(
             owner, axis, limit_lower, limit_upper, target_pos, target_vel, target_ke, target_kd, armature, newton_options
         )
-        if dof["armature"] != 0.0:
-            raise ValueError(
-                f"{owner}: armature on a prismatic joint is not supported (maximal coordinates); "
-                "add the mass to the child body instead"
-            )
         return self._add_joint(
             owner,
             T.JOINT_PRISMATIC,
@@ -565,9 +562,10 @@ class JointBuilder:
         two or three angular axes are successive rotations ``R(a_0, q_0) R(a_1, q_1) [R(a_2, q_2)]``
         [rad]: two are a universal (Cardan) joint, which locks the third rotation about
         ``a_0 x a_1``, as MuJoCo turns two hinges in one body. The axes of each kind must be
-        orthonormal (the solvers project them out of the locked rows one at a time). Not supported
-        (ValueError): limits, drives or armature on three angular axes, armature on two angular axes
-        or on a linear axis. With three linear and three angular axes the joint locks nothing.
+        orthonormal (the solvers project them out of the locked rows one at a time). Each axis's
+        ``armature`` is its coordinate's own inertia (joint space, as MuJoCo). Not supported
+        (ValueError): limits, drives or armature on three angular axes. With three linear and three
+        angular axes the joint locks nothing.
         """
         owner = f"add_joint_d6(label={label!r})"
         dofs = []
@@ -592,19 +590,6 @@ class JointBuilder:
                 group.append(dof)
             groups.append(group)
         lin, ang = groups
-        if len(ang) == 2:
-            for i, dof in enumerate(ang):
-                if dof["armature"] != 0.0:
-                    raise ValueError(
-                        f"{owner}: angular_axes[{i}]: armature on a universal joint's axes is not supported "
-                        "(maximal coordinates); add the inertia to the child body instead"
-                    )
-        for i, dof in enumerate(lin):
-            if dof["armature"] != 0.0:
-                raise ValueError(
-                    f"{owner}: linear_axes[{i}]: armature on a linear axis is not supported (maximal coordinates); "
-                    "add the mass to the child body instead"
-                )
         if len(ang) == 3:
             for i, dof in enumerate(ang):
                 limited = math.isfinite(dof["lower"]) or math.isfinite(dof["upper"])

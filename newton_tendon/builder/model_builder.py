@@ -95,6 +95,13 @@ class ModelBuilder(
 
         return add_mjcf(self, source, **kwargs)
 
+    def add_urdf(self, source, **kwargs):
+        """Append a URDF robot (bodies, joints, primitive shapes; the ``urdf`` extra).
+        See :func:`newton_tendon.io.urdf.add_urdf`."""
+        from ..io.urdf import add_urdf
+
+        return add_urdf(self, source, **kwargs)
+
     def finalize(self, device=None, requires_grad: bool = False):
         """Validate the whole scene and build a :class:`Model` on ``device`` (default: Warp's default device)."""
         requires_grad = _flag("finalize", "requires_grad", requires_grad)

@@ -49,6 +49,7 @@ class JointModel:
     limit_upper: wp.array(dtype=float)
     target_ke: wp.array(dtype=float)
     target_kd: wp.array(dtype=float)
+    armature: wp.array(dtype=float)
     enabled: wp.array(dtype=wp.int32)
 
 
@@ -528,8 +529,10 @@ def coordinate_row(
     hi: float,
     ke: float,
     kd: float,
+    armature: float,
     dt: float,
     q_prev: float,
+    qd_prev: float,
     target_pos: float,
     target_vel: float,
     lam: float,
@@ -537,20 +540,27 @@ def coordinate_row(
 ):
     """The row of one joint coordinate ``q`` [m or rad] in an XPBD pass: a violated limit (hard,
     unilateral: C = q - bound, it pushes q back to the bound and replaces the drive for that pass),
-    else the drive (compliant, implicit PD):
+    else the drive and the armature (compliant):
 
-        C = q - q*,  q* = (ke q_t + (kd/dt)(q_n + dt qd_t)) / (ke + kd/dt),  alpha~ = 1 / ((ke + kd/dt) dt^2)
+        C = q - q*,  q* = (ke q_t + (kd/dt)(q_n + dt qd_t) + (I_a/dt^2)(q_n + dt qd_n)) / k,
+        k = ke + kd/dt + I_a/dt^2,  alpha~ = 1 / (k dt^2)
 
-    with q_n the coordinate at the step start. An angular drive error is the shortest angle, so a
+    with q_n, qd_n the coordinate and its rate at the step start. The drive is implicit PD; the
+    armature I_a [kg m^2 or kg] is the coordinate's own inertia, as MuJoCo adds it in joint space:
+    implicit Euler of I_a qdd = tau is the energy (I_a/dt^2)/2 (q - q_n - dt qd_n)^2, a spring of
+    stiffness I_a/dt^2 toward the coordinate's inertial prediction, which the row adds to the drive's
+    (they share C's gradient). It acts on the coordinate's own rate, the relative rate of the two
+    bodies, not on the child's absolute rotation. An angular drive error is the shortest angle, so a
     drive never winds the long way round. Returns (mode, rhs, alpha~, is_drive): mode 1 = free (no
     row), 2 = a row whose right-hand side is rhs = C + alpha~ lambda."""
     if q < lo:
         return 2, q - lo, 0.0, False
     if q > hi:
         return 2, q - hi, 0.0, False
-    k_eff = ke + kd / dt
+    inertial = armature / (dt * dt)
+    k_eff = ke + kd / dt + inertial
     if k_eff > 0.0:
-        q_star = (ke * target_pos + (kd / dt) * (q_prev + dt * target_vel)) / k_eff
+        q_star = (ke * target_pos + (kd / dt) * (q_prev + dt * target_vel) + inertial * (q_prev + dt * qd_prev)) / k_eff
         cdrive = q - q_star
         if angular:
             cdrive = wp.atan2(wp.sin(cdrive), wp.cos(cdrive))
@@ -572,6 +582,7 @@ def solve_joints(
     joint_target_vel: wp.array(dtype=float),
     # State: joint coordinates at the step start; current predicted poses (read only, corrections go to slots)
     joint_q_prev: wp.array(dtype=float),
+    joint_qd_prev: wp.array(dtype=float),
     body_q: wp.array(dtype=wp.transform),
     # Scratch:
     joint_lambda: wp.array(dtype=float),
@@ -667,8 +678,10 @@ def solve_joints(
                 joints.limit_upper[ds + k],
                 joints.target_ke[ds + k],
                 joints.target_kd[ds + k],
+                joints.armature[ds + k],
                 dt,
                 joint_q_prev[qs + k],
+                joint_qd_prev[ds + k],
                 joint_target_pos[ds + k],
                 joint_target_vel[ds + k],
                 lin_lam[k],
@@ -730,8 +743,10 @@ def solve_joints(
                 joints.limit_upper[dk],
                 joints.target_ke[dk],
                 joints.target_kd[dk],
+                joints.armature[dk],
                 dt,
                 joint_q_prev[qs + n_lin + k],
+                joint_qd_prev[dk],
                 joint_target_pos[dk],
                 joint_target_vel[dk],
                 ang_lam[k],

@@ -168,6 +168,7 @@ def add_joint(
     joint_target_pos: wp.array(dtype=float),
     joint_target_vel: wp.array(dtype=float),
     joint_q_prev: wp.array(dtype=float),
+    joint_qd_prev: wp.array(dtype=float),
 ):
     """Add joint j's rows to the block of its parent or child body (see ``newton_tendon.kernels.vbd``).
     Returns the updated (fx, ft, hxx, hxt, htt, idle)."""
@@ -217,13 +218,16 @@ def add_joint(
                 fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, -f_hi, k_q)
             elif joints.limit_upper[ds + k] - q < LIMIT_NEAR:
                 idle = idle + 1
-            # Drive: implicit PD as the elastic energy (ke + kd/h)/2 (q - q*)^2 (same q* as XPBD).
+            # Drive and armature: implicit PD and the coordinate's inertia (joint space, as MuJoCo) as
+            # the elastic energy (ke + kd/h + I_a/h^2)/2 (q - q*)^2 (same q* as XPBD's ``coordinate_row``).
             ke = joints.target_ke[ds + k]
             kd = joints.target_kd[ds + k]
-            k_eff = ke + kd / dt
+            inertial = joints.armature[ds + k] * inv_h2
+            k_eff = ke + kd / dt + inertial
             if k_eff > 0.0:
                 q_prev = joint_q_prev[qs + k]
-                q_star = (ke * joint_target_pos[ds + k] + (kd / dt) * (q_prev + dt * joint_target_vel[ds + k])) / k_eff
+                drive = ke * joint_target_pos[ds + k] + (kd / dt) * (q_prev + dt * joint_target_vel[ds + k])
+                q_star = (drive + inertial * (q_prev + dt * joint_qd_prev[ds + k])) / k_eff
                 err = q - q_star
                 if angular:
                     err = wp.atan2(wp.sin(err), wp.cos(err))

@@ -80,6 +80,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
         joint_target_pos: wp.array(dtype=float),
         joint_target_vel: wp.array(dtype=float),
         joint_q_prev: wp.array(dtype=float),
+        joint_qd_prev: wp.array(dtype=float),
         body_q_prev: wp.array(dtype=wp.transform),
         contacts: ContactData,
         has_contacts: int,
@@ -139,6 +140,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
                 joint_target_pos,
                 joint_target_vel,
                 joint_q_prev,
+                joint_qd_prev,
             )
         tendon_end = slot_run_end(bodies, joint_end, slot_end, xs.tendon_slot_end)
         for i in range(joint_end, tendon_end):
@@ -202,6 +204,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
         body_q_in: wp.array(dtype=wp.transform),
         # State: joint coordinates at the step start; the current iterate, updated in place
         joint_q_prev: wp.array(dtype=float),
+        joint_qd_prev: wp.array(dtype=float),
         body_q: wp.array(dtype=wp.transform),
         # Scratch:
         lin: TendonLinearization,
@@ -242,6 +245,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
                     joint_target_pos,
                     joint_target_vel,
                     joint_q_prev,
+                    joint_qd_prev,
                     body_q_in,
                     contacts,
                     has_contacts,

@@ -149,14 +149,16 @@ def set_per_world(
     that giving a spatial transmission tendon armature where none had any changes the solver's launch
     sequence: capture again after such a change.
 
-    ``body_inertia`` replaces the inertia including any joint armature folded into it at finalize.
+    ``body_inertia`` replaces the inertia including any world hinge's armature folded into it at
+    finalize.
     """
     where = f"set_per_world({name!r})"
     if not isinstance(model, Model):
         raise TypeError(f"{where}: model must be a newton_tendon Model, got {type(model).__name__}")
     if name == "joint_armature":
         raise ValueError(
-            f"{where}: joint armature is folded into the child body's inertia at finalize; write 'body_inertia' instead"
+            f"{where}: joint armature is split at finalize (a world hinge's into the child body's inertia, the rest "
+            "into joint_row_armature); it is not a per-world parameter"
         )
     if not isinstance(name, str) or name not in PER_WORLD_PARAMETERS:
         raise ValueError(

@@ -388,6 +388,7 @@ class SolverVBD(SolverBase):
                         int(has_contacts),
                         state_in.body_q,
                         self._joint_q_prev,
+                        self._joint_qd_prev,
                         state_out.body_q,
                         lin,
                         self._xs,

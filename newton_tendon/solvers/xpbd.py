@@ -138,6 +138,7 @@ class SolverXPBD(SolverBase):
                     control.joint_target_pos,
                     control.joint_target_vel,
                     self._joint_q_prev,
+                    self._joint_qd_prev,
                     state_out.body_q,
                 ],
                 outputs=[self._joint_lambda, self._slot_delta],

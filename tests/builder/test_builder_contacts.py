@@ -278,7 +278,7 @@ def _pair_inputs(b):
     from newton_tendon import finalize as fin
 
     _, _, shape_world, _ = fin._resolve_worlds(b)
-    _, _, _, _, moving = fin._mass_properties(b)
+    _, _, _, _, moving, _ = fin._mass_properties(b)
     return fin, shape_world, moving
 
 

@@ -195,22 +195,25 @@ def test_lock_inertia_ignores_shape_mass():
     np.testing.assert_array_equal(b.body_inertia[0], np.eye(3) * 0.5)
 
 
-def test_revolute_armature_adds_to_child_inertia_about_axis(device):
-    """Revolute armature a adds a * u u^T to the child's inertia (u: axis in the child frame); builder untouched."""
+def test_world_hinge_armature_adds_to_child_inertia_about_axis(device):
+    """A world hinge's armature a adds a * u u^T to the child's inertia (u: axis in the child frame;
+    exact there, the joint's rate is the child's absolute rate) and leaves its coordinate row none; a
+    hinge between two bodies keeps its armature on the row (joint space, as MuJoCo) and leaves the
+    inertia alone. The builder is untouched."""
     b = ModelBuilder()
-    b.add_body(mass=1.0, inertia=np.eye(3))
     b.add_body(mass=1.0, inertia=np.diag([1.0, 2.0, 3.0]))
     b.add_body(mass=1.0, inertia=np.eye(3))
     qc = quat((0, 0, 1), 0.5 * math.pi)  # joint frame x-axis is the child's y-axis
-    b.add_joint_revolute(0, 1, child_xform=(0, 0, 0, *qc), axis=(1.0, 0.0, 0.0), armature=0.5)
-    b.add_joint_revolute(1, 2, axis=(0.0, 0.0, 2.0), armature=0.25)
+    b.add_joint_revolute(-1, 0, child_xform=(0, 0, 0, *qc), axis=(1.0, 0.0, 0.0), armature=0.5)
+    b.add_joint_revolute(0, 1, axis=(0.0, 0.0, 2.0), armature=0.25)
     model = b.finalize(device=device)
     inertia = model.body_inertia.numpy()
-    close(inertia[0], np.eye(3))
-    close(inertia[1], np.diag([1.0, 2.5, 3.0]))
-    close(inertia[2], np.diag([1.0, 1.0, 1.25]))
-    close(model.body_inv_inertia.numpy()[1], np.diag([1.0, 1 / 2.5, 1 / 3.0]))
-    np.testing.assert_array_equal(b.body_inertia[1], np.diag([1.0, 2.0, 3.0]))
+    close(inertia[0], np.diag([1.0, 2.5, 3.0]))
+    close(inertia[1], np.eye(3))
+    close(model.body_inv_inertia.numpy()[0], np.diag([1.0, 1 / 2.5, 1 / 3.0]))
+    close(model.joint_armature.numpy(), [0.5, 0.25])
+    close(model.joint_row_armature.numpy(), [0.0, 0.25])
+    np.testing.assert_array_equal(b.body_inertia[0], np.diag([1.0, 2.0, 3.0]))
 
 
 def test_prismatic_and_zero_armature_leave_inertia(device):

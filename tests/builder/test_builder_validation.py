@@ -554,10 +554,10 @@ BUILDER_CASES = [
         REV + r": target_pos must be finite",
     ),
     bad(
-        "prismatic-armature",
-        lambda b: b.add_joint_prismatic(0, 1, armature=0.1, label="j"),
+        "prismatic-armature-negative",
+        lambda b: b.add_joint_prismatic(0, 1, armature=-0.1, label="j"),
         ValueError,
-        PRI + r": armature on a prismatic joint is not supported",
+        PRI + r": armature must be >= 0",
     ),
     bad(
         "revolute-label-int",

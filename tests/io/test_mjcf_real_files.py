@@ -191,14 +191,9 @@ def test_several_joints_in_a_body_become_one_d6_with_mujocos_coordinates():
         ('<joint type="hinge" axis="1 0 0"/><joint type="hinge" axis="0 1 0" pos="0 0 0.1"/>', "different positions"),
         ('<joint type="hinge" axis="1 0 0"/><joint type="hinge" axis="1 1 0"/>', "hinge axes .* are not orthogonal"),
         ('<joint type="hinge" axis="1 0 0" ref="0.2"/><joint type="hinge" axis="0 1 0"/>', "ref on a hinge other than"),
-        (
-            '<joint type="hinge" axis="1 0 0" armature="0.1"/><joint type="hinge" axis="0 1 0"/>',
-            "armature on a universal",
-        ),
         ('<joint type="hinge" axis="0 1 0"/><joint type="slide" axis="1 0 0"/>', "a hinge before a slide"),
         ('<joint type="slide" axis="1 0 0"/><joint type="slide" axis="1 1 0"/>', "not orthogonal"),
         ('<joint type="hinge"/><joint type="ball"/>', "a ball or free joint cannot be combined"),
-        ('<joint type="slide" axis="1 0 0" armature="0.1"/><joint type="slide" axis="0 1 0"/>', "armature on a slide"),
     ],
 )
 def test_joint_combinations_we_cannot_compose_are_rejected(joints, match):

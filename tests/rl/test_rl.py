@@ -203,7 +203,7 @@ def test_set_per_world_updates_derived_arrays():
         ("tendon_guide_mu", -np.ones((2, 3)), {}, "must be finite and >= 0"),
         ("transmission_upper_limit", np.full((2, 1), -np.inf), {}, r"a number or \+inf"),
         ("transmission_spring_upper", np.full((2, 1), -5.0), {}, "lower bound .* above the upper"),
-        ("joint_armature", np.ones((2, 1)), {}, "folded into the child body's inertia"),
+        ("joint_armature", np.ones((2, 1)), {}, "joint armature is split at finalize"),
         ("body_mass", np.ones((1, 1)), {"worlds": [2]}, r"world indices must be in \[0, 2\)"),
         ("body_mass", np.ones((2, 1)), {"entities": ["hand"]}, "no body labelled 'hand'"),
         ("tendon_guide_mu", np.ones((2, 1)), {"entities": ["x"]}, "have no labels"),

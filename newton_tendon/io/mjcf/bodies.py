@@ -263,8 +263,6 @@ def joint(imp, entry, body, parent, parent_base):
         j = imp._add(jel, b.add_joint_ball, parent, body, parent_xform, child_xform, label=label)
         _register_joint(imp, jel, name, j, jtype)
         return
-    if jtype == "slide" and dof["armature"] != 0.0:
-        imp.fail(jel, "armature on a slide joint is not supported (maximal coordinates); add the mass to the body")
     add = b.add_joint_revolute if jtype == "hinge" else b.add_joint_prismatic
     j = imp._add(
         jel,
@@ -387,12 +385,8 @@ def multi_joint(imp, entry, body, parent, parent_base):
                 imp.fail(el, f"{where}: hinge axes {prev['axis']} and {d['axis']} are not orthogonal")
         if d["ref"] != 0.0 and i < len(turns) - 1:
             imp.fail(el, f"{where}: ref on a hinge other than the body's last is not supported")
-        if d["armature"] != 0.0 and len(turns) > 1:
-            imp.fail(el, f"{where}: armature on a universal joint's hinges is not supported (maximal coordinates)")
     slides = [d for d, k in zip(dofs, kinds, strict=True) if k == "slide"]
     for i, d in enumerate(slides):
-        if d["armature"] != 0.0:
-            imp.fail(el, f"{where}: armature on a slide joint is not supported (maximal coordinates)")
         for prev in slides[:i]:
             if abs(float(np.dot(d["axis"], prev["axis"]))) > 1.0e-6:
                 imp.fail(el, f"{where}: slide axes {prev['axis']} and {d['axis']} are not orthogonal")

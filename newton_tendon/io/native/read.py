@@ -291,8 +291,6 @@ def _read_joints(v, p: str, b: ModelBuilder):
                 d("velocity_limit", _float, 0.0, allow_inf=True) if d.has("velocity_limit") else 1.0e6,
                 d("target_mode", _int, 0, 4, "JointTargetMode") if d.has("target_mode") else 0,
             )
-            if jtype == T.JOINT_PRISMATIC and row[7] != 0.0:
-                raise ValueError(f"{d.path}.armature: must be 0 on a prismatic joint, got {row[7]!r}")
             d.done()
             rows.append(row)
         if jtype == T.JOINT_D6:
