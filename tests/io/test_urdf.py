@@ -28,12 +28,14 @@ ARM = f"""<robot name="arm">
     <visual><geometry><mesh filename="base.stl"/></geometry></visual>
   </link>
   <link name="upper">
-    <inertial><origin xyz="0 0 0.2" rpy="0.1 0.2 0.3"/><mass value="1.5"/>{INERTIA.format(0.02, 0.021, 0.005, 0.001, 0.002)}</inertial>
+    <inertial><origin xyz="0 0 0.2" rpy="0.1 0.2 0.3"/><mass value="1.5"/>
+      {INERTIA.format(0.02, 0.021, 0.005, 0.001, 0.002)}</inertial>
     <collision><origin xyz="0 0 0.2"/><geometry><cylinder radius="0.04" length="0.4"/></geometry></collision>
   </link>
   <link name="lower">
     <inertial><origin xyz="0.15 0 0"/><mass value="0.8"/>{INERTIA.format(0.006, 0.01, 0.01, 0.0005, 0.001)}</inertial>
-    <collision><origin xyz="0.15 0 0" rpy="0 1.5707963 0"/><geometry><cylinder radius="0.03" length="0.3"/></geometry></collision>
+    <collision><origin xyz="0.15 0 0" rpy="0 1.5707963 0"/>
+      <geometry><cylinder radius="0.03" length="0.3"/></geometry></collision>
   </link>
   <link name="flange">
     <inertial><origin xyz="0 0 0.01"/><mass value="0.2"/>{INERTIA.format(0.0001, 0.0001, 0.0001, 0, 0)}</inertial>
