@@ -8,7 +8,7 @@ Commands (``newton-tendon COMMAND --help`` for each):
   and ``--device``.
 * ``list``: the examples with one line each.
 * ``bench``: the throughput benchmarks of ``benchmarks/``.
-* ``convert IN OUT``: converts a scene between MJCF, USD and the native format
+* ``convert IN OUT``: reads an MJCF, URDF, USD or native scene and writes it in the native format
   (``newton_tendon.io.convert``).
 
 Exit status: 0 on success, 1 when a run fails (a physics check, a bad input file), 2 for bad
@@ -612,11 +612,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     convert = sub.add_parser(
         "convert",
-        help="convert a scene between MJCF, USD and the native format",
-        description="Reads IN and writes OUT; the formats follow the file extensions (newton_tendon.io.convert).",
+        help="read an MJCF, URDF, USD or native scene and write it in the native format (.json)",
+        description=(
+            "Reads IN (its format from the extension: .xml/.mjcf MJCF, .urdf URDF with the urdf extra, "
+            ".usd/.usda/.usdc/.usdz USD, .json native) and writes it to OUT in the native JSON format "
+            "(OUT must end in .json; no other output format is written). Nothing is written if IN "
+            "cannot be read (newton_tendon.io.convert)."
+        ),
     )
-    convert.add_argument("input", metavar="IN", help="input file (.xml MJCF, .usd/.usda/.usdc, or native)")
-    convert.add_argument("output", metavar="OUT", help="output file")
+    convert.add_argument("input", metavar="IN", help="input file: .xml/.mjcf, .urdf, .usd/.usda/.usdc/.usdz or .json")
+    convert.add_argument("output", metavar="OUT", help="output file, native format: must end in .json")
     convert.set_defaults(handler=_cmd_convert, parser_=convert)
     return parser
 

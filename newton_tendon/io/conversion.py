@@ -1,5 +1,5 @@
-"""Conversion: read a scene in any supported format (MJCF, USD or native, by extension) and write
-it in the native format."""
+"""Conversion: read a scene in any supported format (MJCF, URDF, USD or native, by extension) and
+write it in the native format."""
 
 from __future__ import annotations
 
@@ -11,17 +11,24 @@ from .native import load, save
 from .native.validate import _check_path_arg
 
 _MJCF_SUFFIXES = (".xml", ".mjcf")
+_URDF_SUFFIXES = (".urdf",)
 _USD_SUFFIXES = (".usd", ".usda", ".usdc", ".usdz")
 _NATIVE_SUFFIXES = (".json",)
 
 
 def _import_scene(path: str) -> ModelBuilder:
-    """A fresh builder holding the scene in ``path`` (MJCF, USD or native, by extension)."""
+    """A fresh builder holding the scene in ``path`` (MJCF, URDF, USD or native, by extension)."""
     suffix = os.path.splitext(path)[1].lower()
     if suffix in _NATIVE_SUFFIXES:
         return load(path)
+    if suffix in _URDF_SUFFIXES:
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"convert: input file {path!r} does not exist")
+        builder = ModelBuilder()
+        builder.add_urdf(path)
+        return builder
     if suffix not in _MJCF_SUFFIXES + _USD_SUFFIXES:
-        known = ", ".join(_MJCF_SUFFIXES + _USD_SUFFIXES + _NATIVE_SUFFIXES)
+        known = ", ".join(_MJCF_SUFFIXES + _URDF_SUFFIXES + _USD_SUFFIXES + _NATIVE_SUFFIXES)
         raise ValueError(f"convert: cannot tell the format of input {path!r} from its extension; expected {known}")
     if not os.path.exists(path):
         raise FileNotFoundError(f"convert: input file {path!r} does not exist")
@@ -43,8 +50,9 @@ def _import_scene(path: str) -> ModelBuilder:
 
 
 def convert(in_path, out_path) -> ModelBuilder:
-    """Read a scene (MJCF ``.xml``/``.mjcf``, USD ``.usd``/``.usda``/``.usdc``/``.usdz`` or native
-    ``.json``) and write it to ``out_path`` in the native format (``.json``). Returns the builder.
+    """Read a scene (MJCF ``.xml``/``.mjcf``, URDF ``.urdf``, USD ``.usd``/``.usda``/``.usdc``/``.usdz``
+    or native ``.json``) and write it to ``out_path`` in the native format (``.json``; the only
+    output format). Returns the builder.
 
     The output is written only once the input was read and validated completely; on any error no
     output file is created or changed."""

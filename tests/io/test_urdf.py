@@ -196,3 +196,20 @@ def test_urdf_errors_and_strict(tmp_path, arm_file):
     with pytest.raises(ValueError, match="cannot read the URDF"):
         b.add_urdf(tmp_path / "missing.urdf")
     assert b.body_count == 0 and b.joint_count == 0
+
+
+def test_convert_writes_a_urdf_robot_as_native_json(arm_file, tmp_path):
+    """``newton-tendon convert arm.urdf arm.json`` (``io.convert``) writes the imported robot in the
+    native format; loading it back gives the same bodies, joints and masses."""
+    from newton_tendon import io
+
+    out = tmp_path / "arm.json"
+    with pytest.warns(UrdfImportWarning):
+        built = io.convert(str(arm_file), str(out))
+    loaded = io.load(str(out))
+    assert (loaded.body_count, loaded.joint_count, loaded.shape_count) == (
+        built.body_count,
+        built.joint_count,
+        built.shape_count,
+    )
+    np.testing.assert_allclose(loaded.body_mass, built.body_mass)
