@@ -84,6 +84,8 @@ from newton_tendon.kernels.vbd_sweep import (
     solve_body_colour,
     solve_body_colour_tendons,
     solve_body_colour_transmissions,
+    solve_body_colour_transmissions_universal,
+    solve_body_colour_universal,
 )
 from newton_tendon.kernels.vbd_transmission_rows import (
     TRANSMISSION_MODULE,
@@ -138,6 +140,8 @@ __all__ = [
     "solve_body_colour",
     "solve_body_colour_tendons",
     "solve_body_colour_transmissions",
+    "solve_body_colour_transmissions_universal",
+    "solve_body_colour_universal",
     "transmission_owner",
     "transmission_rows",
     "update_contact_duals",

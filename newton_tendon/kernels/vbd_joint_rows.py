@@ -51,6 +51,11 @@ class JointFrame:
     has_coord: bool
     m_eff: float
     i_eff: float
+    # A universal joint's (n_ang = 2) decomposition, once per frame (``d6_universal_axes``): the
+    # angles (the third the lock's residual), the rate axes u_k (columns) and the locked direction n.
+    uj_ang: wp.vec3
+    uj_u: wp.mat33
+    uj_n: wp.vec3
 
 
 @wp.func
@@ -79,6 +84,21 @@ def joint_frame(bodies: BodyModel, joints: JointModel, j: int, body_q: wp.array(
 
 
 @wp.func
+def universal_frame(joints: JointModel, j: int, jf: JointFrame):
+    """``jf`` with a universal joint's decomposition filled in (``d6_universal_axes``; other joints
+    are returned unchanged). Kept out of ``joint_frame``: the body sweep calls it only in its variant
+    for models that have universal joints (``vbd_sweep``), since its code in the inlined sweep slowed
+    every other model's sweep by a fifth on the CPU."""
+    if jf.n_ang == 2:
+        rel = wp.quat_inverse(jf.rot_p) * jf.rot_c
+        ang, u, n = d6_universal_axes(jf.rot_p, rel, joints, joints.qd_start[j] + jf.n_lin)
+        jf.uj_ang = ang
+        jf.uj_u = u
+        jf.uj_n = n
+    return jf
+
+
+@wp.func
 def dof_coordinate(joints: JointModel, j: int, jf: JointFrame, k: int):
     """Axis (world, unit) and coordinate of the joint's dof ``k``: a linear dof's q = (x_c - x_p) . a
     [m], a single angular dof's the twist angle of the child frame about a [rad], a universal joint's
@@ -89,10 +109,8 @@ def dof_coordinate(joints: JointModel, j: int, jf: JointFrame, k: int):
     if k < jf.n_lin:
         return a_w, wp.dot(jf.x_c - jf.x_p, a_w), False
     if jf.n_ang == 2:
-        rel = wp.quat_inverse(jf.rot_p) * jf.rot_c
-        ang, u, n = d6_universal_axes(jf.rot_p, rel, joints, joints.qd_start[j] + jf.n_lin)
         i = k - jf.n_lin
-        return wp.vec3(u[0, i], u[1, i], u[2, i]), ang[i], True
+        return wp.vec3(jf.uj_u[0, i], jf.uj_u[1, i], jf.uj_u[2, i]), jf.uj_ang[i], True
     return a_w, twist_angle(wp.quat_inverse(jf.rot_p) * jf.rot_c, axis), True
 
 
@@ -130,10 +148,9 @@ def joint_angular_error(joints: JointModel, j: int, jf: JointFrame):
             e = s * (wp.atan2(sn, wp.dot(a_w, a_c)) / sn)
         proj = proj - wp.outer(a_w, a_w)
     elif jf.n_ang == 2:
-        rel = wp.quat_inverse(jf.rot_p) * jf.rot_c
-        ang, u, n = d6_universal_axes(jf.rot_p, rel, joints, joints.qd_start[j] + jf.n_lin)
-        u2 = wp.vec3(u[0, 2], u[1, 2], u[2, 2])
-        e = n * (wp.dot(n, u2) * ang[2])
+        n = jf.uj_n
+        u2 = wp.vec3(jf.uj_u[0, 2], jf.uj_u[1, 2], jf.uj_u[2, 2])
+        e = n * (wp.dot(n, u2) * jf.uj_ang[2])
         proj = wp.outer(n, n)
     else:
         proj = wp.mat33(0.0)
@@ -149,90 +166,111 @@ def coordinate_jacobian(a_w: wp.vec3, angular: bool, r: wp.vec3, side: float):
     return wp.spatial_vector(a_w * side, wp.cross(r, a_w) * side)
 
 
-@wp.func
-def add_joint(
-    fx: wp.vec3,
-    ft: wp.vec3,
-    hxx: wp.mat33,
-    hxt: wp.mat33,
-    htt: wp.mat33,
-    idle: int,
-    bodies: BodyModel,
-    joints: JointModel,
-    duals: JointDuals,
-    j: int,
-    side_child: bool,
-    inv_h2: float,
-    dt: float,
-    body_q: wp.array(dtype=wp.transform),
-    joint_target_pos: wp.array(dtype=float),
-    joint_target_vel: wp.array(dtype=float),
-    joint_q_prev: wp.array(dtype=float),
-    joint_qd_prev: wp.array(dtype=float),
-):
-    """Add joint j's rows to the block of its parent or child body (see ``newton_tendon.kernels.vbd``).
-    Returns the updated (fx, ft, hxx, hxt, htt, idle)."""
-    jt = joints.type[j]
-    if joints.enabled[j] == 0 or jt == JOINT_FREE:
-        return fx, ft, hxx, hxt, htt, idle
-    jf = joint_frame(bodies, joints, j, body_q)
-    b = joints.child[j]
-    x_b = jf.x_c
-    side = float(1.0)
-    if not side_child:
-        b = joints.parent[j]
-        x_b = jf.x_p
-        side = -1.0
-    r = x_b - wp.transform_point(body_q[b], bodies.com[b])
+def _make_add_joint(universal: bool, armature: bool):
+    """``add_joint``: joint j's rows added to one of its bodies' blocks. ``universal`` compiles the
+    universal joints' decomposition (``universal_frame``) in, ``armature`` the coordinates' armature
+    (``Model.joint_row_armature``); without them universal angles read zero and armature is 0. In the
+    inlined body sweep each cost every model about 5 % on the CPU, so only models that have them
+    compile them (``vbd_sweep``)."""
 
-    k_lin = duals.rho_lin[j] * jf.m_eff * inv_h2
-    c_lin, p_lin = joint_linear_error(joints, j, jf)
-    lam = duals.lam[j]
-    f_lin = c_lin * k_lin + p_lin * wp.spatial_top(lam)
-    fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, f_lin * side, k_lin, p_lin)
+    def add_joint_rows(
+        fx: wp.vec3,
+        ft: wp.vec3,
+        hxx: wp.mat33,
+        hxt: wp.mat33,
+        htt: wp.mat33,
+        idle: int,
+        bodies: BodyModel,
+        joints: JointModel,
+        duals: JointDuals,
+        j: int,
+        side_child: bool,
+        inv_h2: float,
+        dt: float,
+        body_q: wp.array(dtype=wp.transform),
+        joint_target_pos: wp.array(dtype=float),
+        joint_target_vel: wp.array(dtype=float),
+        joint_q_prev: wp.array(dtype=float),
+        joint_qd_prev: wp.array(dtype=float),
+    ):
+        """Add joint j's rows to the block of its parent or child body (see ``newton_tendon.kernels.vbd``).
+        Returns the updated (fx, ft, hxx, hxt, htt, idle)."""
+        jt = joints.type[j]
+        if joints.enabled[j] == 0 or jt == JOINT_FREE:
+            return fx, ft, hxx, hxt, htt, idle
+        jf = joint_frame(bodies, joints, j, body_q)
+        if wp.static(universal):
+            jf = universal_frame(joints, j, jf)
+        b = joints.child[j]
+        x_b = jf.x_c
+        side = float(1.0)
+        if not side_child:
+            b = joints.parent[j]
+            x_b = jf.x_p
+            side = -1.0
+        r = x_b - wp.transform_point(body_q[b], bodies.com[b])
 
-    k_ang = duals.rho_ang[j] * jf.i_eff * inv_h2
-    if jf.n_ang < 3:
-        c_ang, p_ang = joint_angular_error(joints, j, jf)
-        f_ang = c_ang * k_ang + p_ang * wp.spatial_bottom(lam)
-        ft, htt = add_angle_row(ft, htt, f_ang * side, k_ang, p_ang)
+        k_lin = duals.rho_lin[j] * jf.m_eff * inv_h2
+        c_lin, p_lin = joint_linear_error(joints, j, jf)
+        lam = duals.lam[j]
+        f_lin = c_lin * k_lin + p_lin * wp.spatial_top(lam)
+        fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, f_lin * side, k_lin, p_lin)
 
-    if jf.has_coord:
-        ds = joints.qd_start[j]
-        qs = joints.q_start[j]
-        for k in range(jf.n_lin + jf.n_ang):
-            a_w, q, angular = dof_coordinate(joints, j, jf, k)
-            jac = coordinate_jacobian(a_w, angular, r, side)
-            k_q = k_lin
-            if angular:
-                k_q = k_ang
-            # Limits: unilateral rows C_lo = q - lo >= 0 and C_hi = hi - q >= 0 (force <= 0 when active).
-            lam_lim = duals.lam_lim[ds + k]
-            f_lo = k_q * (q - joints.limit_lower[ds + k]) + lam_lim[0]
-            if f_lo < 0.0:
-                fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, f_lo, k_q)
-            elif q - joints.limit_lower[ds + k] < LIMIT_NEAR:
-                idle = idle + 1
-            f_hi = k_q * (joints.limit_upper[ds + k] - q) + lam_lim[1]
-            if f_hi < 0.0:
-                fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, -f_hi, k_q)
-            elif joints.limit_upper[ds + k] - q < LIMIT_NEAR:
-                idle = idle + 1
-            # Drive and armature: implicit PD and the coordinate's inertia (joint space, as MuJoCo) as
-            # the elastic energy (ke + kd/h + I_a/h^2)/2 (q - q*)^2 (same q* as XPBD's ``coordinate_row``).
-            ke = joints.target_ke[ds + k]
-            kd = joints.target_kd[ds + k]
-            inertial = joints.armature[ds + k] * inv_h2
-            k_eff = ke + kd / dt + inertial
-            if k_eff > 0.0:
-                q_prev = joint_q_prev[qs + k]
-                drive = ke * joint_target_pos[ds + k] + (kd / dt) * (q_prev + dt * joint_target_vel[ds + k])
-                q_star = (drive + inertial * (q_prev + dt * joint_qd_prev[ds + k])) / k_eff
-                err = q - q_star
+        k_ang = duals.rho_ang[j] * jf.i_eff * inv_h2
+        if jf.n_ang < 3:
+            c_ang, p_ang = joint_angular_error(joints, j, jf)
+            f_ang = c_ang * k_ang + p_ang * wp.spatial_bottom(lam)
+            ft, htt = add_angle_row(ft, htt, f_ang * side, k_ang, p_ang)
+
+        if jf.has_coord:
+            ds = joints.qd_start[j]
+            qs = joints.q_start[j]
+            for k in range(jf.n_lin + jf.n_ang):
+                a_w, q, angular = dof_coordinate(joints, j, jf, k)
+                jac = coordinate_jacobian(a_w, angular, r, side)
+                k_q = k_lin
                 if angular:
-                    err = wp.atan2(wp.sin(err), wp.cos(err))
-                fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, k_eff * err, k_eff)
-    return fx, ft, hxx, hxt, htt, idle
+                    k_q = k_ang
+                # Limits: unilateral rows C_lo = q - lo >= 0 and C_hi = hi - q >= 0 (force <= 0 when active).
+                lam_lim = duals.lam_lim[ds + k]
+                f_lo = k_q * (q - joints.limit_lower[ds + k]) + lam_lim[0]
+                if f_lo < 0.0:
+                    fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, f_lo, k_q)
+                elif q - joints.limit_lower[ds + k] < LIMIT_NEAR:
+                    idle = idle + 1
+                f_hi = k_q * (joints.limit_upper[ds + k] - q) + lam_lim[1]
+                if f_hi < 0.0:
+                    fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, -f_hi, k_q)
+                elif joints.limit_upper[ds + k] - q < LIMIT_NEAR:
+                    idle = idle + 1
+                # Drive and armature: implicit PD and the coordinate's inertia (joint space, as MuJoCo) as
+                # the elastic energy (ke + kd/h + I_a/h^2)/2 (q - q*)^2 (same q* as XPBD's ``coordinate_row``).
+                ke = joints.target_ke[ds + k]
+                kd = joints.target_kd[ds + k]
+                inertial = float(0.0)
+                if wp.static(armature):
+                    inertial = joints.armature[ds + k] * inv_h2
+                k_eff = ke + kd / dt + inertial
+                if k_eff > 0.0:
+                    q_prev = joint_q_prev[qs + k]
+                    drive = ke * joint_target_pos[ds + k] + (kd / dt) * (q_prev + dt * joint_target_vel[ds + k])
+                    q_star = drive / k_eff
+                    if wp.static(armature):
+                        q_star = (drive + inertial * (q_prev + dt * joint_qd_prev[ds + k])) / k_eff
+                    err = q - q_star
+                    if angular:
+                        err = wp.atan2(wp.sin(err), wp.cos(err))
+                    fx, ft, hxx, hxt, htt = add_twist_row(fx, ft, hxx, hxt, htt, jac, k_eff * err, k_eff)
+        return fx, ft, hxx, hxt, htt, idle
+
+    return add_joint_rows
+
+
+add_joint = wp.func(_make_add_joint(False, False), name="add_joint")
+"""Joint j's rows added to the block of its parent or child body (models without universal joints)."""
+add_joint_universal = wp.func(_make_add_joint(True, True), name="add_joint_universal")
+"""``add_joint`` for models with universal joints (D6 joints with two angular axes) or row armature:
+both compiled in."""
 
 
 @wp.kernel(module=VBD_KERNELS)
@@ -253,7 +291,7 @@ def update_joint_duals(
     if joints.enabled[j] == 0 or jt == JOINT_FREE:
         return
     inv_h2 = 1.0 / (dt * dt)
-    jf = joint_frame(bodies, joints, j, body_q)
+    jf = universal_frame(joints, j, joint_frame(bodies, joints, j, body_q))
     rho_lin = duals.rho_lin[j]
     rho_ang = duals.rho_ang[j]
     k_lin = rho_lin * jf.m_eff * inv_h2

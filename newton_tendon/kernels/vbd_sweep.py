@@ -15,7 +15,7 @@ from newton_tendon.kernels.math import bounded_pose_delta, world_inertia
 from newton_tendon.kernels.rigid import BodyModel, is_moving_body
 from newton_tendon.kernels.vbd_block import VBD_KERNELS, move_body, solve_block
 from newton_tendon.kernels.vbd_contact_rows import ContactDuals, add_contact
-from newton_tendon.kernels.vbd_joint_rows import JointDuals, add_joint
+from newton_tendon.kernels.vbd_joint_rows import JointDuals, add_joint, add_joint_universal
 from newton_tendon.kernels.vbd_span_rows import add_tendon_slot
 from newton_tendon.kernels.vbd_transmission_rows import (
     TRANSMISSION_MODULE,
@@ -58,10 +58,11 @@ def slot_run_end(bodies: BodyModel, begin: int, end: int, bound: int):
     return i
 
 
-def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only: bool = False):
+def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only: bool = False, universal: bool = False):
     """The body sweep kernel, with or without the transmission rows (``with_transmissions``),
     registered in the Warp module ``module``. ``tendons_only`` compiles only the inertia and the
-    cable span rows (the joint and contact loops left out).
+    cable span rows (the joint and contact loops left out); ``universal`` the joint rows of universal
+    joints and of row armature (``vbd_joint_rows.add_joint_universal``), for models that have them.
 
     A CPU kernel loads every struct field its code uses at the start of each thread (Warp passes the
     arguments by value and the compiler cannot keep them across the threads' stores), and spills
@@ -122,26 +123,48 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
         joint_end = slot_run_end(bodies, slot_begin, slot_end, joint_slot_count)
         for i in range(slot_begin, joint_end):
             j, child = paired_slot(bodies.slot[i], 0)
-            fx, ft, hxx, hxt, htt, idle = add_joint(
-                fx,
-                ft,
-                hxx,
-                hxt,
-                htt,
-                idle,
-                bodies,
-                joints,
-                joint_duals,
-                j,
-                child,
-                inv_h2,
-                dt,
-                body_q,
-                joint_target_pos,
-                joint_target_vel,
-                joint_q_prev,
-                joint_qd_prev,
-            )
+            if wp.static(universal):
+                fx, ft, hxx, hxt, htt, idle = add_joint_universal(
+                    fx,
+                    ft,
+                    hxx,
+                    hxt,
+                    htt,
+                    idle,
+                    bodies,
+                    joints,
+                    joint_duals,
+                    j,
+                    child,
+                    inv_h2,
+                    dt,
+                    body_q,
+                    joint_target_pos,
+                    joint_target_vel,
+                    joint_q_prev,
+                    joint_qd_prev,
+                )
+            else:
+                fx, ft, hxx, hxt, htt, idle = add_joint(
+                    fx,
+                    ft,
+                    hxx,
+                    hxt,
+                    htt,
+                    idle,
+                    bodies,
+                    joints,
+                    joint_duals,
+                    j,
+                    child,
+                    inv_h2,
+                    dt,
+                    body_q,
+                    joint_target_pos,
+                    joint_target_vel,
+                    joint_q_prev,
+                    joint_qd_prev,
+                )
         tendon_end = slot_run_end(bodies, joint_end, slot_end, xs.tendon_slot_end)
         for i in range(joint_end, tendon_end):
             fx, ft, hxx, hxt, htt, idle = add_tendon_slot(
@@ -270,4 +293,11 @@ solve_body_colour = _make_solve_body_colour(False, VBD_KERNELS)
 solve_body_colour_transmissions = _make_solve_body_colour(True, TRANSMISSION_MODULE)
 """Body sweep of a model with transmission tendons or couplings."""
 solve_body_colour_tendons = _make_solve_body_colour(False, TENDON_MODULE, tendons_only=True)
+
+UNIVERSAL_MODULE = "newton_tendon.kernels.vbd_universal"
+"""Warp module of the body sweeps for models with universal joints (D6 joints with two angular
+axes), with and without transmission rows: other models never compile them."""
+wp.set_module_options({"enable_backward": False}, module=UNIVERSAL_MODULE)
+solve_body_colour_universal = _make_solve_body_colour(False, UNIVERSAL_MODULE, universal=True)
+solve_body_colour_transmissions_universal = _make_solve_body_colour(True, UNIVERSAL_MODULE, universal=True)
 """Body sweep of a model without joints, contact capacity, transmission tendons or couplings."""

@@ -139,6 +139,11 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         """The caller's reset mask, normalized to int32 [world_count + 1] inside ``reset``."""
         self._bodies = body_model_struct(model)
         self._joints = joint_model_struct(model)
+        self._has_universal_joints = model.joint_count > 0 and bool(np.any(model.joint_dof_dim.numpy()[:, 1] == 2))
+        """Whether a D6 joint has two angular axes (a universal joint): the solvers then launch the
+        kernel variants that compile their rows (read once here: the step never reads the model)."""
+        self._has_row_armature = model.joint_count > 0 and bool(np.any(model.joint_row_armature.numpy() != 0.0))
+        """Whether a joint coordinate carries armature on its row (``Model.joint_row_armature``)."""
         self._tendons = tendon_model_struct(model)
         if getattr(model, "requires_grad", False):
             what = "the routed-tendon path is" if model.tendon_count else "its rigid-body and tendon paths are"
@@ -416,7 +421,9 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
             raise TypeError(f"{name}.reset: remeasure must be a bool, got {type(remeasure).__name__}")
         if mask is self._reset_mask:
             kernel = _normalize_bool_world_mask if world_mask.dtype == wp.bool else _normalize_world_mask
-            wp.launch(kernel, dim=nw + 1, inputs=[world_mask, int(m._implicit_world)], outputs=[mask], device=self.device)
+            wp.launch(
+                kernel, dim=nw + 1, inputs=[world_mask, int(m._implicit_world)], outputs=[mask], device=self.device
+            )
         body_bits = what & int(StateFlags.BODY_Q | StateFlags.BODY_QD | StateFlags.BODY_F)
         if m.body_count and body_bits:
             wp.launch(

@@ -456,12 +456,19 @@ class SolverVBD(SolverBase):
         self._report_transmissions(state_out, dt)
 
     def _sweep_kernel(self):
-        """Each model sweeps with the kernel compiled for the rows it has (transmissions; joints or contacts)."""
+        """Each model sweeps with the kernel compiled for the rows it has (transmissions; joints or
+        contacts; universal joints)."""
         m = self.model
+        # Universal joints or row armature: the sweep variant that compiles their rows.
+        universal = self._has_universal_joints or self._has_row_armature
         if m.transmission_count or m.coupling_count:
+            if universal:
+                return vbd_kernels.solve_body_colour_transmissions_universal
             return vbd_kernels.solve_body_colour_transmissions
         if m.joint_count == 0 and m.contact_capacity == 0:
             return vbd_kernels.solve_body_colour_tendons
+        if universal:
+            return vbd_kernels.solve_body_colour_universal
         return vbd_kernels.solve_body_colour
 
     def _solver_step_kernels(self) -> tuple[list, list]:

@@ -64,6 +64,8 @@ class SolverXPBD(SolverBase):
         self.joint_angular_relaxation = _check_relaxation("joint_angular_relaxation", joint_angular_relaxation)
         self.rigid_contact_relaxation = _check_relaxation("rigid_contact_relaxation", rigid_contact_relaxation)
         self._init_tendon_controls(tendon_max_sweeps, tendon_settle_tol, tendon_activation_tol)
+        # The joint pass compiled for the rows this model has (universal joints, row armature).
+        self._solve_joints = joint_kernels.solve_joint_kernel(self._has_universal_joints, self._has_row_armature)
 
         m = model
         dev = self.device
@@ -77,7 +79,8 @@ class SolverXPBD(SolverBase):
         self._load_step_modules()
 
     def _solver_step_kernels(self) -> tuple[list, list]:
-        return ([cable_kernels.solve_tendons] if self.model.tendon_count else []), []
+        own = [self._solve_joints] if self._solve_joints is not joint_kernels.solve_joints else []
+        return ([cable_kernels.solve_tendons] if self.model.tendon_count else []), own
 
     # ------------------------------------------------------------------------------------------
 
@@ -127,7 +130,7 @@ class SolverXPBD(SolverBase):
         m = self.model
         if m.joint_count:
             wp.launch(
-                joint_kernels.solve_joints,
+                self._solve_joints,
                 dim=m.joint_count,
                 inputs=[
                     self._bodies,
