@@ -188,7 +188,7 @@ def test_several_joints_in_a_body_become_one_d6_with_mujocos_coordinates():
 @pytest.mark.parametrize(
     ("joints", "match"),
     [
-        ('<joint type="hinge" axis="1 0 0"/><joint type="hinge" axis="0 1 0" pos="0 0 0.1"/>', "different positions"),
+        ('<joint type="hinge" axis="1 0 0"/><joint type="hinge" axis="0 1 0" pos="0 0 0.1"/>', "do not meet"),
         ('<joint type="hinge" axis="1 0 0"/><joint type="hinge" axis="1 1 0"/>', "hinge axes .* are not orthogonal"),
         ('<joint type="hinge" axis="1 0 0" ref="0.2"/><joint type="hinge" axis="0 1 0"/>', "ref on a hinge other than"),
         ('<joint type="hinge" axis="0 1 0"/><joint type="slide" axis="1 0 0"/>', "a hinge before a slide"),
@@ -479,3 +479,41 @@ def test_actuator_approximations_warn_once_or_raise_with_strict(feature):
         assert b.transmission_properties[0]["activation_time"] == pytest.approx(0.05)
     with pytest.raises(ValueError, match=rf"{feature}: .*\(strict=True\)"):
         nt.ModelBuilder().add_mjcf(xml, strict=True)
+
+
+MEETING_HINGES = """
+<mujoco><worldbody><site name="w" pos="0.4 0.5 1.2"/>
+  <body name="b" pos="0.1 0 1" euler="10 0 -20">
+    <joint name="h0" axis="0 0 1" pos="0.1 0.2 0"/>
+    <joint name="h1" axis="1 0 0" pos="0 0.2 0.3" ref="15"/>
+    <geom type="capsule" fromto="0 0 0 0.3 0.1 0" size="0.02"/><site name="tip" pos="0.3 0.1 0"/>
+  </body></worldbody>
+  <tendon><spatial name="s"><site site="w"/><site site="tip"/></spatial></tendon>
+</mujoco>
+"""
+
+
+def test_hinges_whose_axis_lines_meet_are_one_universal_joint():
+    """Two hinges at different positions whose axis lines meet (at (0.1, 0.2, 0.3), neither hinge's
+    ``pos``; dm_control's fish fins are such a pair) turn the body about that point, so they are one
+    universal joint anchored there. At 20 random coordinates the body and a tendon to it are where
+    MuJoCo puts them (1e-6 m, 1e-5 relative), and the coordinates read back are MuJoCo's qpos (the
+    second hinge's ``ref`` included)."""
+    b = nt.ModelBuilder()
+    info = b.add_mjcf(MEETING_HINGES)
+    model = b.finalize("cpu")
+    assert model.joint_dof_dim.numpy().tolist() == [[0, 2]]
+    np.testing.assert_allclose(b.joint_X_c[0][:3], [0.1, 0.2, 0.3], atol=1e-12)
+    mj = mujoco.MjModel.from_xml_string(MEETING_HINGES)
+    data = mujoco.MjData(mj)
+    solver = SolverXPBD(model)
+    rng = np.random.default_rng(12)
+    for _ in range(20):
+        data.qpos[:] = rng.uniform(-1.2, 1.2, 2)
+        mujoco.mj_forward(mj, data)
+        state = model.state()
+        nt.eval_fk(model, wp.array(data.qpos, dtype=float), wp.zeros(2, dtype=float), state)
+        np.testing.assert_allclose(state.body_q.numpy()[0, :3], data.xpos[1], atol=POSITION_ATOL)
+        np.testing.assert_allclose(nt.eval_joint_coordinates(model, state)[0].numpy(), data.qpos, atol=2e-6)
+        solver.update_geometry(state)
+        assert solver.transmission_length.numpy()[info.tendons["s"]] == pytest.approx(data.ten_length[0], rel=1e-5)

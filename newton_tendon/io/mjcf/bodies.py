@@ -354,14 +354,15 @@ def multi_joint(imp, entry, body, parent, parent_base):
     per MJCF joint, in document order, so the D6's coordinates are MuJoCo's qpos.
 
     Representable, and so accepted: slide joints with mutually orthogonal axes, followed by up to
-    three hinges at one position with mutually orthogonal axes. Translations along fixed axes
+    three hinges with mutually orthogonal axes whose axis lines meet in one point (``common_point``,
+    the anchor; hinges at one position meet there). Translations along fixed axes
     commute and do not depend on a slide's ``pos``, and the D6 turns about its anchor after
     translating, which is the hinges' ``pos``, by successive rotations about the hinge axes in file
     order: exactly MuJoCo's transformation (two hinges are a universal joint). Each joint keeps its
     own range, spring, damper and actuator gains. Everything else raises ValueError naming the body:
     ball or free joints among several, a hinge before a slide (MuJoCo then translates along turned
-    axes), slides or hinges that are not orthogonal, hinges at different positions, armature on a
-    slide or on two hinges, limits, springs or actuators on three hinges (``add_joint_d6``)."""
+    axes), slides or hinges that are not orthogonal, hinge axis lines that do not meet, limits,
+    springs or actuators on three hinges (``add_joint_d6``)."""
     b = imp.scratch
     el = entry["el"]
     kinds = [joint_kind(imp, jel, ja) for jel, ja in entry["joints"]]
@@ -373,13 +374,14 @@ def multi_joint(imp, entry, body, parent, parent_base):
         imp.fail(el, f"{where}: a hinge before a slide is not supported (MuJoCo then slides along turned axes)")
     dofs = [joint_dof(imp, jel, ja, k) for (jel, ja), k in zip(entry["joints"], kinds, strict=True)]
     turns = dofs[len(dofs) - hinges :]
+    anchor = common_point(turns)
+    if anchor is None:
+        imp.fail(
+            el,
+            f"{where}: the hinges' axis lines do not meet in one point, so they cannot be one joint here; "
+            "split the body into a chain of bodies",
+        )
     for i, d in enumerate(turns):
-        if not np.allclose(d["pos"], turns[0]["pos"], rtol=0.0, atol=1.0e-9):
-            imp.fail(
-                el,
-                f"{where}: hinges at different positions ({turns[0]['pos']} and {d['pos']}) cannot be one "
-                "joint here; split the body into a chain of bodies",
-            )
         for prev in turns[:i]:
             if abs(float(np.dot(d["axis"], prev["axis"]))) > 1.0e-6:
                 imp.fail(el, f"{where}: hinge axes {prev['axis']} and {d['axis']} are not orthogonal")
@@ -390,7 +392,8 @@ def multi_joint(imp, entry, body, parent, parent_base):
         for prev in slides[:i]:
             if abs(float(np.dot(d["axis"], prev["axis"]))) > 1.0e-6:
                 imp.fail(el, f"{where}: slide axes {prev['axis']} and {d['axis']} are not orthogonal")
-    anchor = turns[0]["pos"] if hinges else (0.0, 0.0, 0.0)
+    if not hinges:
+        anchor = (0.0, 0.0, 0.0)
     parent_xform, child_xform = joint_frames(parent_base, anchor, list(zip(dofs, kinds, strict=True)))
 
     def config(d):
@@ -421,6 +424,31 @@ def multi_joint(imp, entry, body, parent, parent_base):
     )
     for k, ((jel, ja), kind) in enumerate(zip(entry["joints"], kinds, strict=True)):
         _register_joint(imp, jel, ja.get("name"), j, kind, dof=k)
+
+
+def common_point(hinges) -> tuple | None:
+    """A point on every hinge's axis line (the line through its ``pos`` along its ``axis``), or None
+    when the lines do not meet (within 1e-9 m). A turn about a line is the same turn about any point
+    of it, so hinges whose lines meet at c turn the body about c, and c is their joint's anchor: two
+    hinges at different positions along one another's axis (dm_control's fish fins) are one
+    universal joint. One hinge: its own ``pos``."""
+    if len(hinges) == 1:
+        return tuple(hinges[0]["pos"])
+    # Least squares over the lines: sum_k (1 - a_k a_k^T) (c - p_k) = 0.
+    lhs = np.zeros((3, 3))
+    rhs = np.zeros(3)
+    for d in hinges:
+        a = np.asarray(d["axis"], dtype=np.float64)
+        proj = np.eye(3) - np.outer(a, a)
+        lhs += proj
+        rhs += proj @ np.asarray(d["pos"], dtype=np.float64)
+    c = np.linalg.lstsq(lhs, rhs, rcond=None)[0]
+    for d in hinges:
+        a = np.asarray(d["axis"], dtype=np.float64)
+        off = c - np.asarray(d["pos"], dtype=np.float64)
+        if np.linalg.norm(off - a * float(off @ a)) > 1.0e-9:
+            return None
+    return tuple(float(x) for x in c)
 
 
 def joint_frames(parent_base, anchor, dofs) -> tuple[tuple, tuple]:
