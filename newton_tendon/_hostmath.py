@@ -54,3 +54,20 @@ def quat_from_axis_angle(axis, angle: float):
     a = a / np.linalg.norm(a)
     s = math.sin(0.5 * angle)
     return (a[0] * s, a[1] * s, a[2] * s, math.cos(0.5 * angle))
+
+
+def quat_from_matrix(r) -> tuple:
+    """Quaternion (x, y, z, w) of a rotation matrix."""
+    tr = r[0, 0] + r[1, 1] + r[2, 2]
+    if tr > 0.0:
+        s = math.sqrt(tr + 1.0) * 2.0
+        return ((r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, 0.25 * s)
+    i = int(np.argmax([r[0, 0], r[1, 1], r[2, 2]]))
+    j, k = (i + 1) % 3, (i + 2) % 3
+    s = math.sqrt(1.0 + r[i, i] - r[j, j] - r[k, k]) * 2.0
+    q = [0.0, 0.0, 0.0, 0.0]
+    q[i] = 0.25 * s
+    q[j] = (r[j, i] + r[i, j]) / s
+    q[k] = (r[k, i] + r[i, k]) / s
+    q[3] = (r[k, j] - r[j, k]) / s
+    return tuple(q)

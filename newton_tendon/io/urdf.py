@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +28,8 @@ import numpy as np
 from newton_tendon import _hostmath as hm
 from newton_tendon.builder.joints import JointDofConfig
 from newton_tendon.kernels import types as T
+
+from ._import_report import coordinate_starts, warn_left_out
 
 UNSUPPORTED = {
     "mesh geometry": "mesh geometry is left out (no mesh shapes here): the link keeps its inertial, not its mesh",
@@ -75,9 +76,7 @@ def _pose(matrix) -> tuple:
     if matrix is None:
         return hm.IDENTITY
     m = np.asarray(matrix, dtype=np.float64)
-    from newton_tendon.io.mjcf.importer import _matrix_to_quat
-
-    q = np.asarray(_matrix_to_quat(m[:3, :3]), dtype=np.float64)
+    q = np.asarray(hm.quat_from_matrix(m[:3, :3]), dtype=np.float64)
     q /= np.linalg.norm(q)
     return (*m[:3, 3].tolist(), *q.tolist())
 
@@ -362,21 +361,12 @@ def add_urdf(
     info.bodies = {k: v + b0 for k, v in info.bodies.items()}
     info.links = {k: (v + b0, pose) for k, (v, pose) in info.links.items()}
     info.shapes = {k: [s + s0 for s in v] for k, v in info.shapes.items()}
-    q_start = np.cumsum([0] + [builder._joint_coord_count(j) for j in range(builder.joint_count)]).astype(int)
-    d_start = np.cumsum([0] + [builder._joint_dof_count(j) for j in range(builder.joint_count)]).astype(int)
+    q_start, d_start = coordinate_starts(builder)
     info.joints = {k: v + j0 for k, v in info.joints.items()}
     info.joint_coords = {
         k: (int(q_start[v]), int(d_start[v]))
         for k, v in info.joints.items()
         if scratch.joint_type[v - j0] in (T.JOINT_PRISMATIC, T.JOINT_REVOLUTE)
     }
-    info.unsupported = {k: list(v) for k, v in imp.seen.items()}
-    for feature, where in info.unsupported.items():
-        shown = "; ".join(where[:3]) + (f"; and {len(where) - 3} more" if len(where) > 3 else "")
-        warnings.warn(
-            f"add_urdf({path}): {feature}: {UNSUPPORTED[feature]} ({len(where)} element(s): {shown}); "
-            "strict=True makes this an error",
-            UrdfImportWarning,
-            stacklevel=3,
-        )
+    info.unsupported = warn_left_out(f"add_urdf({path})", imp.seen, UNSUPPORTED, UrdfImportWarning)
     return info

@@ -84,7 +84,7 @@ def d6_universal_axes(rot_p: wp.quat, rel: wp.quat, joints: JointModel, dk: int)
     a0 = joints.axis[dk]
     a1 = joints.axis[dk + 1]
     ang, u = euler_axes(rot_p, rel, a0, a1, wp.normalize(wp.cross(a0, a1)))
-    n = wp.quat_rotate(rot_p * wp.quat_from_axis_angle(a0, ang[0]), wp.normalize(wp.cross(a0, a1)))
+    n = wp.cross(wp.vec3(u[0, 0], u[1, 0], u[2, 0]), wp.vec3(u[0, 1], u[1, 1], u[2, 1]))
     return ang, u, n
 
 

@@ -69,6 +69,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
     most of them to the stack: the joint, contact and transmission rows' fields were about a quarter
     of the sweep's time on the cable scenes, which have none of those rows. Their variant adds the
     same span rows in the same order, so it gives the same bits."""
+    joint_rows = add_joint_universal if universal else add_joint
 
     @wp.func(inline=True)
     def newton_step(
@@ -123,48 +124,26 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
         joint_end = slot_run_end(bodies, slot_begin, slot_end, joint_slot_count)
         for i in range(slot_begin, joint_end):
             j, child = paired_slot(bodies.slot[i], 0)
-            if wp.static(universal):
-                fx, ft, hxx, hxt, htt, idle = add_joint_universal(
-                    fx,
-                    ft,
-                    hxx,
-                    hxt,
-                    htt,
-                    idle,
-                    bodies,
-                    joints,
-                    joint_duals,
-                    j,
-                    child,
-                    inv_h2,
-                    dt,
-                    body_q,
-                    joint_target_pos,
-                    joint_target_vel,
-                    joint_q_prev,
-                    joint_qd_prev,
-                )
-            else:
-                fx, ft, hxx, hxt, htt, idle = add_joint(
-                    fx,
-                    ft,
-                    hxx,
-                    hxt,
-                    htt,
-                    idle,
-                    bodies,
-                    joints,
-                    joint_duals,
-                    j,
-                    child,
-                    inv_h2,
-                    dt,
-                    body_q,
-                    joint_target_pos,
-                    joint_target_vel,
-                    joint_q_prev,
-                    joint_qd_prev,
-                )
+            fx, ft, hxx, hxt, htt, idle = wp.static(joint_rows)(
+                fx,
+                ft,
+                hxx,
+                hxt,
+                htt,
+                idle,
+                bodies,
+                joints,
+                joint_duals,
+                j,
+                child,
+                inv_h2,
+                dt,
+                body_q,
+                joint_target_pos,
+                joint_target_vel,
+                joint_q_prev,
+                joint_qd_prev,
+            )
         tendon_end = slot_run_end(bodies, joint_end, slot_end, xs.tendon_slot_end)
         for i in range(joint_end, tendon_end):
             fx, ft, hxx, hxt, htt, idle = add_tendon_slot(

@@ -20,12 +20,15 @@ from newton_tendon.solvers import SolverVBD, SolverXPBD
 SOLVERS = {"xpbd": SolverXPBD, "vbd": SolverVBD}
 
 
-def _world_roller_scene():
+def _world_roller_scene(roller: dict | None = None, end: dict | None = None):
     """Two anchors on one immovable body, 1 m apart along Z, and a world dynamic roller (r = 0.1 m)
-    0.25 m to the side: bypassed at the builder's pose."""
+    0.25 m to the side: bypassed at the builder's pose. ``roller``/``end``: keywords that replace the
+    defaults of the roller's and the last anchor's ``TendonGuide`` (their incoming spans)."""
     b = nt.ModelBuilder(gravity=(0.0, 0.0, 0.0))
     ends = b.add_body(mass=0.0)
     y = (0.0, 1.0, 0.0)
+    roller_kw = {"mu": 0.2, "compliance": 0.01, **(roller or {})}
+    end_kw = {"compliance": 0.01, **(end or {})}
     b.add_tendon(
         [
             TendonGuide(body=ends, offset=(0.0, 0.0, -0.5), axis=y),
@@ -36,10 +39,9 @@ def _world_roller_scene():
                 axis=y,
                 radius=0.1,
                 dynamic=True,
-                mu=0.2,
-                compliance=0.01,
+                **roller_kw,
             ),
-            TendonGuide(body=ends, offset=(0.0, 0.0, 0.5), axis=y, compliance=0.01),
+            TendonGuide(body=ends, offset=(0.0, 0.0, 0.5), axis=y, **end_kw),
         ]
     )
     b.color()
@@ -103,8 +105,16 @@ def _preloaded_kinematic_roller(device):
     b.add_tendon(
         [
             TendonGuide(body=left, axis=z),
-            TendonGuide(body=pulley, guide_type=TendonGuideType.ROLLER, radius=0.1, orientation=1, mu=10.0,
-                        axis=z, compliance=1e-3, rest_length=free - 0.01),  # fmt: skip
+            TendonGuide(
+                body=pulley,
+                guide_type=TendonGuideType.ROLLER,
+                radius=0.1,
+                orientation=1,
+                mu=10.0,
+                axis=z,
+                compliance=1e-3,
+                rest_length=free - 0.01,
+            ),  # fmt: skip
             TendonGuide(body=right, axis=z, compliance=1e-3, rest_length=free - 0.01),
         ]
     )
@@ -213,33 +223,13 @@ def test_reported_rest_lengths_include_the_cable_rolled_this_step(device, name):
 
 
 def _bypass_winch_scene():
-    """The world dynamic roller of ``_world_roller_scene`` (bypassed at the builder's pose) with
-    authored rest lengths 0.4 m and 0.6 m on its two spans and a length winch on the last anchor, so
-    the last span is the merged one while the roller is bypassed."""
-    b = nt.ModelBuilder(gravity=(0.0, 0.0, 0.0))
-    ends = b.add_body(mass=0.0)
-    y = (0.0, 1.0, 0.0)
-    b.add_tendon(
-        [
-            TendonGuide(body=ends, offset=(0.0, 0.0, -0.5), axis=y),
-            TendonGuide(
-                body=-1,
-                guide_type=TendonGuideType.ROLLER,
-                offset=(0.25, 0.0, 0.0),
-                axis=y,
-                radius=0.1,
-                dynamic=True,
-                compliance=0.01,
-                damping=3.0,
-                rest_length=0.4,
-            ),
-            TendonGuide(
-                body=ends, offset=(0.0, 0.0, 0.5), axis=y, compliance=0.02, damping=6.0, rest_length=0.6, winch=True
-            ),
-        ]
+    """``_world_roller_scene`` (roller bypassed at the builder's pose) with authored rest lengths 0.4 m
+    and 0.6 m on its two spans, dampers 3 and 6 N s/m, compliances 0.01 and 0.02 m/N and a length
+    winch on the last anchor, so the last span is the merged one while the roller is bypassed."""
+    return _world_roller_scene(
+        roller=dict(mu=0.0, damping=3.0, rest_length=0.4),
+        end=dict(compliance=0.02, damping=6.0, rest_length=0.6, winch=True),
     )
-    b.color()
-    return b
 
 
 @pytest.mark.parametrize("name", sorted(SOLVERS))

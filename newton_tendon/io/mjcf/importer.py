@@ -6,12 +6,12 @@ point ``add_mjcf``. The element kinds are read by the functions of ``settings``,
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from newton_tendon import _hostmath as hm
 
+from .._import_report import coordinate_starts, warn_left_out
 from .actuators import actuator, finish_actuators
 from .attributes import _ATTRS, _IDENTITY_Q, _ORIENTATION, _SOLVER_TUNING, _VISUAL, _attr_kind
 from .bodies import collect, emit_bodies, scale_total_mass
@@ -277,7 +277,7 @@ class _Importer:
             if np.linalg.norm(y) < 1e-12:
                 self.fail(el, "xyaxes has parallel axes")
             y = y / np.linalg.norm(y)
-            q = _matrix_to_quat(np.column_stack([x, y, np.cross(x, y)]))
+            q = hm.quat_from_matrix(np.column_stack([x, y, np.cross(x, y)]))
         else:
             q = self.zaxis(el, self.floats(el, attrs, k, 3))
         n = math.sqrt(sum(c * c for c in q))
@@ -360,23 +360,6 @@ class _Importer:
             raise type(e)(f"{self.doc.where(el)}: {e}") from None
 
 
-def _matrix_to_quat(r) -> tuple:
-    """Quaternion (x, y, z, w) of a rotation matrix."""
-    tr = r[0, 0] + r[1, 1] + r[2, 2]
-    if tr > 0.0:
-        s = math.sqrt(tr + 1.0) * 2.0
-        return ((r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, 0.25 * s)
-    i = int(np.argmax([r[0, 0], r[1, 1], r[2, 2]]))
-    j, k = (i + 1) % 3, (i + 2) % 3
-    s = math.sqrt(1.0 + r[i, i] - r[j, j] - r[k, k]) * 2.0
-    q = [0.0, 0.0, 0.0, 0.0]
-    q[i] = 0.25 * s
-    q[j] = (r[j, i] + r[i, j]) / s
-    q[k] = (r[k, i] + r[i, k]) / s
-    q[3] = (r[k, j] - r[j, k]) / s
-    return tuple(q)
-
-
 def _quat_z_to(v) -> tuple:
     """The minimal rotation taking +Z to the unit vector ``v`` (as MuJoCo's zaxis does)."""
     z = np.array([0.0, 0.0, 1.0])
@@ -457,7 +440,7 @@ def add_mjcf(
                 "pass a label_prefix"
             )
     b0, s0, j0 = builder.body_count, builder.shape_count, builder.joint_count
-    t0, c0, dof0 = builder.transmission_count, builder.coupling_count, builder.joint_dof_count
+    t0, c0 = builder.transmission_count, builder.coupling_count
     try:
         builder.add_builder(scratch, xform=xform, world=world, label_prefix=label_prefix)
     except (TypeError, ValueError) as e:
@@ -475,10 +458,9 @@ def add_mjcf(
         k: (body + b0, pose) if body >= 0 else (-1, hm.transform_mul(place, pose))
         for k, (body, pose) in imp.site_pose.items()
     }
-    dof_start = np.concatenate([[0], np.cumsum([sum(d) for d in scratch.joint_dof_dim])]).astype(int)
-    q_start = np.cumsum([0] + [builder._joint_coord_count(j) for j in range(builder.joint_count)]).astype(int)
+    q_start, d_start = coordinate_starts(builder)
     info.joint_coords = {
-        k: (int(q_start[v + j0]) + imp.joint_dof[k], int(dof_start[v]) + dof0 + imp.joint_dof[k])
+        k: (int(q_start[v + j0]) + imp.joint_dof[k], int(d_start[v + j0]) + imp.joint_dof[k])
         for k, v in imp.joint_index.items()
         if imp.joint_type[k] in ("hinge", "slide")
     }
@@ -487,7 +469,7 @@ def add_mjcf(
         if act.target == "tendon":
             index = act.index + t0
         else:
-            index = int(dof_start[act.index]) + dof0 + imp.actuator_dof.get(k, 0)
+            index = int(d_start[act.index + j0]) + imp.actuator_dof.get(k, 0)
         actuators[k] = MjcfActuator(
             name=act.name,
             kind=act.kind,
@@ -499,13 +481,5 @@ def add_mjcf(
             ctrlrange=act.ctrlrange,
         )
     info.actuators = actuators
-    info.unsupported = {k: list(v) for k, v in imp.unsupported_seen.items()}
-    for feature, where in info.unsupported.items():
-        shown = "; ".join(where[:3]) + (f"; and {len(where) - 3} more" if len(where) > 3 else "")
-        warnings.warn(
-            f"add_mjcf({doc.name}): {feature}: {UNSUPPORTED[feature]} ({len(where)} element(s): {shown}); "
-            "strict=True makes this an error",
-            MjcfImportWarning,
-            stacklevel=3,
-        )
+    info.unsupported = warn_left_out(f"add_mjcf({doc.name})", imp.unsupported_seen, UNSUPPORTED, MjcfImportWarning)
     return info
