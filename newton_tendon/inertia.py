@@ -60,6 +60,13 @@ def box_mass_properties(density: float, hx: float, hy: float, hz: float):
     return m, np.diag([m / 3.0 * (hy**2 + hz**2), m / 3.0 * (hx**2 + hz**2), m / 3.0 * (hx**2 + hy**2)])
 
 
+def ellipsoid_mass_properties(density: float, a: float, b: float, c: float):
+    """Mass and central inertia of a solid ellipsoid with semi-axes (a, b, c) along local X, Y, Z [m]:
+    m = 4/3 pi rho a b c, I_xx = m (b^2 + c^2) / 5 (and cyclically)."""
+    m = density * 4.0 / 3.0 * math.pi * a * b * c
+    return m, np.diag([0.2 * m * (b * b + c * c), 0.2 * m * (a * a + c * c), 0.2 * m * (a * a + b * b)])
+
+
 def cylinder_mass_properties(density: float, radius: float, half_height: float):
     """Mass and central inertia of a solid cylinder along local Z."""
     h = 2.0 * half_height

@@ -21,6 +21,7 @@ from ..inertia import (
     capsule_mass_properties,
     combine,
     cylinder_mass_properties,
+    ellipsoid_mass_properties,
     float32_mass_problem,
     quat_to_matrix,
     sphere_mass_properties,
@@ -253,6 +254,41 @@ class ShapeBuilder:
         return self._add_shape(
             owner, body, T.SHAPE_CYLINDER, xform, (r, hh, 0.0), st, mass, label,
             lambda d: cylinder_mass_properties(d, r, hh),
+        )  # fmt: skip
+
+    def add_shape_ellipsoid(
+        self,
+        body: int,
+        xform=None,
+        a: float = 1.0,
+        b: float = 0.75,
+        c: float = 0.5,
+        *,
+        cfg: ShapeConfig | None = None,
+        as_site: bool = False,
+        density: float | None = None,
+        mass=None,
+        mu: float | None = None,
+        restitution: float | None = None,
+        collision_group: int | None = None,
+        has_collision: bool | None = None,
+        margin: float | None = None,
+        gap: float | None = None,
+        color=None,
+        opacity=None,
+        label: str | None = None,
+    ) -> int:
+        """Attach a solid ellipsoid with semi-axes ``a``, ``b``, ``c`` [m] along the shape's local X, Y, Z;
+        settings as in :meth:`add_shape_sphere`. It collides with every other shape type (one contact
+        point per pair: an ellipsoid is strictly convex)."""
+        owner = f"add_shape_ellipsoid(label={label!r})"
+        axes = tuple(_real(owner, k, v, lo=0.0, lo_open=True) for k, v in (("a", a), ("b", b), ("c", c)))
+        st = self._settings(owner, cfg, as_site, color, opacity, density=density, mass=mass, mu=mu,
+                            restitution=restitution, collision_group=collision_group, has_collision=has_collision,
+                            margin=margin, gap=gap)  # fmt: skip
+        return self._add_shape(
+            owner, body, T.SHAPE_ELLIPSOID, xform, axes, st, mass, label,
+            lambda d: ellipsoid_mass_properties(d, *axes),
         )  # fmt: skip
 
     def add_shape_plane(

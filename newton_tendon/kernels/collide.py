@@ -16,6 +16,7 @@ Conventions:
       - capsule: ``x`` is the radius, ``y`` the half length of the core segment, which runs along local Z.
       - box: the three half extents.
       - cylinder: ``x`` is the radius, ``y`` the half height; the axis is local Z and the caps are flat.
+      - ellipsoid: the three semi-axes along local X, Y, Z.
 
     * A pair is always given with ``type_a <= type_b``, so a plane is always shape ``a``.
     * ``normal`` is a unit world vector pointing from ``a`` towards ``b``: the direction along which ``b`` has to
@@ -63,14 +64,17 @@ Slots per pair (anything else, that is plane-plane, has 0):
                              centres) against ``b``; 9-16: rim points of ``b`` against ``a``; 17-18: the ends of the
                              chord that ``b``'s side line nearest to ``a``'s facing cap cuts across that cap, against
                              ``a``; 19-20: the same with ``a`` and ``b`` swapped
+    plane-ellipsoid   1      the ellipsoid's support point along the plane's -normal (its deepest point)
+    X-ellipsoid       1      any other shape against an ellipsoid: the penetration contact of Minkowski portal
+                             refinement on the two support mappings (``collide_convex``); an ellipsoid is
+                             strictly convex, so the contact region is one point
     ================  =====  =====================================================================================
 
 Each cylinder slot tests a point of one shape's surface against the exact surface of the other
 (``collide_cylinder``), so degenerate poses (coincident centres, parallel axes) give finite results.
 
-The pairs live in ``collide_plane``, ``collide_swept`` (sphere and capsule pairs), ``collide_box`` and
-``collide_cylinder``,
-on the helpers and the ``ContactPoint`` record of ``collide_common``; this module holds the slot
+The pairs live in ``collide_plane``, ``collide_swept`` (sphere and capsule pairs), ``collide_box``,
+``collide_cylinder`` and ``collide_convex`` (ellipsoids), on the helpers and the ``ContactPoint`` record of ``collide_common``; this module holds the slot
 counts and the dispatch.
 """
 
@@ -93,7 +97,15 @@ from newton_tendon.kernels.collide_cylinder import (
 )
 from newton_tendon.kernels.collide_plane import _plane_cylinder_rim_point, _plane_point
 from newton_tendon.kernels.collide_swept import _capsule_box, _capsule_capsule, _sphere_box
-from newton_tendon.kernels.types import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_PLANE, SHAPE_SPHERE
+from newton_tendon.kernels.collide_convex import convex_convex, plane_ellipsoid_point
+from newton_tendon.kernels.types import (
+    SHAPE_BOX,
+    SHAPE_CAPSULE,
+    SHAPE_CYLINDER,
+    SHAPE_ELLIPSOID,
+    SHAPE_PLANE,
+    SHAPE_SPHERE,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -112,6 +124,12 @@ _CAPACITY = {
     (int(SHAPE_CAPSULE), int(SHAPE_CYLINDER)): 4,
     (int(SHAPE_BOX), int(SHAPE_CYLINDER)): 28,
     (int(SHAPE_CYLINDER), int(SHAPE_CYLINDER)): 21,
+    (int(SHAPE_PLANE), int(SHAPE_ELLIPSOID)): 1,
+    (int(SHAPE_SPHERE), int(SHAPE_ELLIPSOID)): 1,
+    (int(SHAPE_CAPSULE), int(SHAPE_ELLIPSOID)): 1,
+    (int(SHAPE_BOX), int(SHAPE_ELLIPSOID)): 1,
+    (int(SHAPE_CYLINDER), int(SHAPE_ELLIPSOID)): 1,
+    (int(SHAPE_ELLIPSOID), int(SHAPE_ELLIPSOID)): 1,
 }
 
 MAX_PAIR_CONTACTS = max(_CAPACITY.values())
@@ -142,6 +160,8 @@ def contact_capacity(type_a: int, type_b: int) -> int:
     Returns:
         Number of contact slots of the pair, 0 when unsupported.
     """
+    if type_b == SHAPE_ELLIPSOID:
+        return 1
     if type_a == SHAPE_PLANE:
         if type_b == SHAPE_SPHERE:
             return 1
@@ -199,6 +219,10 @@ def collide_slot(
     """
     if slot < 0 or slot >= contact_capacity(type_a, type_b):
         return _empty_contact()
+    if type_b == SHAPE_ELLIPSOID:
+        if type_a == SHAPE_PLANE:
+            return _plane_point(xform_a, scale_a, plane_ellipsoid_point(xform_a, xform_b, scale_b), 0.0, margin)
+        return convex_convex(type_a, xform_a, scale_a, type_b, xform_b, scale_b, margin)
     if type_a == SHAPE_PLANE:
         if type_b == SHAPE_SPHERE:
             return _plane_point(xform_a, scale_a, wp.transform_get_translation(xform_b), scale_b[0], margin)

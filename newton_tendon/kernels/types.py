@@ -31,8 +31,9 @@ SHAPE_SPHERE = wp.constant(1)
 SHAPE_CAPSULE = wp.constant(2)
 SHAPE_BOX = wp.constant(3)
 SHAPE_CYLINDER = wp.constant(4)
+SHAPE_ELLIPSOID = wp.constant(5)
 
-SHAPE_TYPE_NAMES = {0: "plane", 1: "sphere", 2: "capsule", 3: "box", 4: "cylinder"}
+SHAPE_TYPE_NAMES = {0: "plane", 1: "sphere", 2: "capsule", 3: "box", 4: "cylinder", 5: "ellipsoid"}
 
 # Body flags (bit field).
 BODY_DYNAMIC = wp.constant(0)

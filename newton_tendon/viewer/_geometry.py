@@ -142,8 +142,8 @@ GUIDE_COLOR = np.array([0.35, 0.35, 0.38])
 class Visual:
     """One drawable primitive fixed to a body.
 
-    ``kind`` is one of "sphere", "box", "capsule", "cylinder", "plane"; ``size`` holds its
-    dimensions [m] with the model's shape convention (sphere (r, 0, 0); box half extents;
+    ``kind`` is one of "sphere", "box", "capsule", "cylinder", "plane", "ellipsoid"; ``size`` holds its
+    dimensions [m] with the model's shape convention (sphere (r, 0, 0); box and ellipsoid half extents;
     capsule/cylinder (r, half height, 0) along local Z; plane (half width, half length, 0), 0 =
     unbounded). ``xform`` is the primitive's frame in the body frame (world frame for body -1).
     """
@@ -158,7 +158,7 @@ class Visual:
     is_guide: bool = False
 
 
-_SHAPE_KINDS = {0: "plane", 1: "sphere", 2: "capsule", 3: "box", 4: "cylinder"}
+_SHAPE_KINDS = {0: "plane", 1: "sphere", 2: "capsule", 3: "box", 4: "cylinder", 5: "ellipsoid"}
 
 
 def _axis_to_quat(axis: np.ndarray) -> np.ndarray:

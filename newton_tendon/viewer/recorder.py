@@ -234,6 +234,10 @@ class RecorderUSD:
             r = float(size[0])
             prim.CreateRadiusAttr(r)
             half = (r, r, r)
+        elif kind == "ellipsoid":
+            prim = UsdGeom.Sphere.Define(stage, path)
+            prim.CreateRadiusAttr(1.0)
+            half = (1.0, 1.0, 1.0)  # the scale op below makes it the semi-axes
         elif kind == "box":
             prim = UsdGeom.Cube.Define(stage, path)
             prim.CreateSizeAttr(2.0)
@@ -257,7 +261,7 @@ class RecorderUSD:
         xf = vis.xform
         prim.AddTranslateOp(UsdGeom.XformOp.PrecisionDouble).Set(Gf.Vec3d(*xf[:3]))
         prim.AddOrientOp().Set(Gf.Quatf(float(xf[6]), float(xf[3]), float(xf[4]), float(xf[5])))
-        if kind == "box":
+        if kind in ("box", "ellipsoid"):
             prim.AddScaleOp().Set(Gf.Vec3f(*(float(v) for v in size)))
         prim.CreateDisplayColorAttr(Vt.Vec3fArray([Gf.Vec3f(*(float(c) for c in vis.color))]))
         if vis.is_guide:

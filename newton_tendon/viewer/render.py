@@ -261,6 +261,9 @@ def shape_mesh(kind: str, size, *, segments: int = 16, plane_half: float = 5.0) 
     if kind == "sphere":
         lat = np.linspace(-0.5 * np.pi, 0.5 * np.pi, rows + 1)
         return _lathe([(size[0] * np.cos(a), size[0] * np.sin(a)) for a in lat], segments)
+    if kind == "ellipsoid":
+        verts, faces = _lathe([(np.cos(a), np.sin(a)) for a in lat], segments)
+        return verts * size, faces
     if kind == "capsule":
         r, h = size[0], size[1]
         lat = np.linspace(0.0, 0.5 * np.pi, max(rows // 2, 2) + 1)

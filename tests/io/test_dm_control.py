@@ -25,9 +25,10 @@ from newton_tendon.solvers import SolverVBD, SolverXPBD
 
 mujoco = pytest.importorskip("mujoco")
 
-IMPORTED = ("ball_in_cup", "manipulator", "stacker", "point_mass")
+IMPORTED = ("ball_in_cup", "manipulator", "stacker", "point_mass", "fish", "quadruped")
 SOLVERS = {"xpbd": SolverXPBD, "vbd": SolverVBD}
-HINGE_SLIDE = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+HINGE_SLIDE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+"""As ints: ``MjModel.jnt_type`` holds numpy ints, which never compare equal to the enum members."""
 
 POSITION_ATOL = 1.0e-6
 """Body positions from our float32 forward kinematics against MuJoCo's float64 (models within 1 m

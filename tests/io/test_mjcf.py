@@ -397,7 +397,7 @@ def set_mujoco_configuration(mj, data, rng):
     mujoco.mj_resetData(mj, data)
     for j in range(mj.njnt):
         a = mj.jnt_qposadr[j]
-        if mj.jnt_type[j] in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE):
+        if int(mj.jnt_type[j]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
             lo, hi = mj.jnt_range[j] if mj.jnt_limited[j] else (-1.0, 1.0)
             data.qpos[a] = rng.uniform(lo, hi)
     mujoco.mj_forward(mj, data)
@@ -426,7 +426,7 @@ def test_tendon_lengths_match_mujoco(name):
         joint_q = nt.eval_joint_coordinates(model, state)[0].numpy()
         for j in range(mj.njnt):
             jname = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, j)
-            if jname in info.joints and mj.jnt_type[j] in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE):
+            if jname in info.joints and int(mj.jnt_type[j]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
                 ours = joint_q[q_start[info.joints[jname]]]
                 assert ours == pytest.approx(data.qpos[mj.jnt_qposadr[j]], abs=2e-6), jname
         solver.update_geometry(state)

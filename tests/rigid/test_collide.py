@@ -312,10 +312,11 @@ def test_capacities_and_device_twin_agree(device):
         (CAPSULE, CYLINDER): 4,
         (BOX, CYLINDER): 28,
         (CYLINDER, CYLINDER): 21,
+        **{(t, 5): 1 for t in range(6)},  # ellipsoid pairs: one slot each (tests/rigid/test_ellipsoid.py)
     }
     queries = []
-    for ta in range(5):
-        for tb in range(ta, 5):
+    for ta in range(6):
+        for tb in range(ta, 6):
             assert collide.pair_contact_capacity(ta, tb) == expected.get((ta, tb), 0)
             queries.append((ta, pose([0, 0, 0]), [1, 1, 1], tb, pose([0, 0, 0.5]), [1, 1, 1]))
     results = evaluate(device, queries, slots=[1] * len(queries))

@@ -328,7 +328,7 @@ def joint_dof(imp, jel, ja, jtype) -> dict:
     scale = imp.angle_scale if jtype == "hinge" else 1.0
     lo = hi = None
     rng = imp.limited_range(jel, ja, "limited", "range")
-    if rng is not None:
+    if rng is not None and "limit" not in imp.disabled:
         lo, hi = rng[0] * scale, rng[1] * scale
     stiffness = imp.real(jel, ja, "stiffness", lo=0.0)
     damping = imp.real(jel, ja, "damping", lo=0.0)

@@ -13,7 +13,7 @@ from .document import _q
 
 
 def geom(imp, el, a, body, frame):
-    """A ``<geom>`` on ``body`` (-1: the world) placed in ``frame``: a sphere, box, capsule, cylinder or
+    """A ``<geom>`` on ``body`` (-1: the world) placed in ``frame``: a sphere, box, capsule, cylinder, ellipsoid or
     (on the world only) plane shape with its friction, collision bits and density or mass; kept by
     name for tendon wrapping."""
     b = imp.scratch
@@ -24,11 +24,12 @@ def geom(imp, el, a, body, frame):
         ("plane", "sphere", "capsule", "cylinder", "box", "ellipsoid", "mesh", "hfield", "sdf"),
         "sphere",
     )
-    if gtype in ("mesh", "hfield", "sdf", "ellipsoid"):
-        imp.fail(el, f"geom type {_q(gtype)} is not supported (use sphere, box, capsule, cylinder or plane)")
-    for k in ("mesh", "hfield"):
-        if k in a:
-            imp.fail(el, f"attribute {k} is not supported")
+    if gtype in ("mesh", "sdf"):
+        imp.fail(el, f"geom type {_q(gtype)} is not supported (use sphere, box, capsule, cylinder, ellipsoid or plane)")
+    if "mesh" in a:
+        imp.fail(el, "attribute mesh is not supported")
+    if "hfield" in a and gtype != "hfield":
+        imp.fail(el, "attribute hfield is only used by hfield geoms")
     if any(v != 0.0 for v in imp.floats(el, a, "margin", 1, default=(0.0,))):
         imp.unsupported(el, "geom margin")
     if a.get("shellinertia", "false") != "false":
@@ -77,12 +78,17 @@ def geom(imp, el, a, body, frame):
         if body >= 0:
             imp.fail(el, "planes are only supported on the world body")
         s = imp._add(el, b.add_shape_plane, -1, pose, **kw)
+    elif gtype == "hfield":
+        s = flat_height_field(imp, el, a, body, pose, kw)
     elif gtype == "sphere":
         need(1)
         s = imp._add(el, b.add_shape_sphere, body, pose, size[0], **kw)
     elif gtype == "box":
         need(3)
         s = imp._add(el, b.add_shape_box, body, pose, *size[:3], **kw)
+    elif gtype == "ellipsoid":
+        need(3)
+        s = imp._add(el, b.add_shape_ellipsoid, body, pose, *size[:3], **kw)
     else:
         if half is None:
             need(2)
@@ -98,6 +104,41 @@ def geom(imp, el, a, body, frame):
             imp.fail(el, "duplicate geom name")
         imp.geom_index[name] = s
         imp.geom_el[name] = (el, gtype, body, pose, size)
+
+
+def flat_height_field(imp, el, a, body, pose, kw) -> int:
+    """An ``hfield`` geom whose height field has no elevation data (no ``file``, no ``elevation``):
+    MuJoCo's surface is then the rectangle |x| <= size[0], |y| <= size[1] at z = 0 of the geom frame,
+    solid down to z = -size[3] (the base), which is exactly a static box with half extents
+    (size[0], size[1], size[3] / 2) centred at z = -size[3] / 2. dm_control's quadruped terrain is
+    one (its tasks fill the data at run time). Elevation data is rejected."""
+    hel, size, flat = imp.named(el, a, imp.hfields, "hfield", "hfield")
+    name = a["hfield"]
+    if not flat:
+        imp.fail(el, f"hfield {_q(name)} has elevation data (file or elevation), which is not supported; "
+                     "only a flat height field (no data) imports, as a box")  # fmt: skip
+    if body >= 0:
+        imp.fail(el, "height fields are only supported on the world body")
+    base = (0.0, 0.0, -0.5 * size[3], 0.0, 0.0, 0.0, 1.0)
+    kw = {k: v for k, v in kw.items() if k not in ("density", "mass")}
+    return imp._add(el, imp.scratch.add_shape_box, -1, hm.transform_mul(pose, base),
+                    size[0], size[1], 0.5 * size[3], **kw)  # fmt: skip
+
+
+def height_fields(imp, asset_el):
+    """``<asset><hfield>``: name -> (element, size, flat), flat when it holds no elevation data."""
+    for c in asset_el.children:
+        if c.tag != "hfield":
+            continue
+        a = c.attrib
+        name = a.get("name")
+        if name is None and "file" in a:
+            name = a["file"].rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        size = imp.floats(c, a, "size", 4)
+        if any(v <= 0.0 for v in size):
+            imp.fail(c, f"hfield size values must be > 0, got {size}")
+        if name is not None:
+            imp.hfields[name] = (c, size, "file" not in a and "elevation" not in a)
 
 
 def site(imp, el, a, body, frame):

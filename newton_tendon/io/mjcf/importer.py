@@ -16,7 +16,7 @@ from .actuators import actuator, finish_actuators
 from .attributes import _ATTRS, _IDENTITY_Q, _ORIENTATION, _SOLVER_TUNING, _VISUAL, _attr_kind
 from .bodies import collect, emit_bodies, scale_total_mass
 from .document import _INT, _REAL, _Doc, _Element, _q, _real_token, _tokens, logger
-from .geoms import collision_filters, contact
+from .geoms import collision_filters, contact, height_fields
 from .results import MjcfActuator, MjcfImport
 from .settings import compiler, default, option
 from .tendons import equality, tendon
@@ -94,6 +94,10 @@ class _Importer:
         self.joint_type: dict[str, str] = {}
         self.joint_dof: dict[str, int] = {}
         self.contact_disabled = False
+        # Constraint kinds an <option><flag> disables: "limit", "equality", "frictionloss".
+        self.disabled: set[str] = set()
+        # <asset><hfield> by name: (element, size, flat) (geoms.height_fields).
+        self.hfields: dict[str, tuple] = {}
         self.gravity_disabled = False
         self.settotalmass = -1.0
         self.actuator_dof: dict[str, int] = {}
@@ -332,6 +336,8 @@ class _Importer:
             option(self, el)
         for el in sections.get("default", []):
             default(self, el)
+        for el in sections.get("asset", []):
+            height_fields(self, el)
         bodies = []
         for el in sections.get("worldbody", []):
             collect(self, el, -1, hm.IDENTITY, hm.IDENTITY, None, bodies, root_level=True)

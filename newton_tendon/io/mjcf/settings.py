@@ -120,6 +120,15 @@ def option(imp, el):
                 # (``geoms.collision_filters``).
                 imp.contact_disabled = True
                 continue
+            if k in ("constraint", "limit", "equality", "frictionloss"):
+                # MuJoCo leaves these constraint kinds out of its solver; "constraint" is all of them
+                # and contacts. Joint and tendon ranges then import as no limit, tendon couplings as
+                # disabled, friction losses as zero.
+                imp.disabled.add(k)
+                if k == "constraint":
+                    imp.disabled.update(("limit", "equality", "frictionloss"))
+                    imp.contact_disabled = True
+                continue
             imp.fail(c, f"flag {k}={_q(v)} changes the physics and is not supported")
 
 

@@ -108,7 +108,7 @@ def tendon_properties(imp, el, a) -> dict:
     ):
         imp.fail(el, "actuatorfrcrange is not supported; put forcerange on the actuator instead")
     rng = imp.limited_range(el, a, "limited", "range")
-    if rng is not None:
+    if rng is not None and "limit" not in imp.disabled:
         p["lower_limit"], p["upper_limit"] = rng
     p["limit_margin"] = imp.real(el, a, "margin", lo=0.0)
     sl = imp.floats(el, a, "springlength", (1, 2))
@@ -117,6 +117,8 @@ def tendon_properties(imp, el, a) -> dict:
     p["stiffness"] = imp.real(el, a, "stiffness", lo=0.0)
     p["damping"] = imp.real(el, a, "damping", lo=0.0)
     p["friction_loss"] = imp.real(el, a, "frictionloss", lo=0.0)
+    if "frictionloss" in imp.disabled:
+        p["friction_loss"] = 0.0
     p["armature"] = imp.real(el, a, "armature", lo=0.0)
     if "width" in a:
         p["width"] = imp.real(el, a, "width", lo=0.0)
@@ -132,6 +134,8 @@ def equality(imp, el):
     t2 = imp.named(el, a, imp.tendon_index, "tendon2", "tendon") if "tendon2" in a else None
     poly = imp.floats(el, a, "polycoef", (1, 2, 3, 4, 5), default=(0.0, 1.0, 0.0, 0.0, 0.0))
     active = imp.choice(el, a, "active", ("true", "false"), "true") == "true"
+    if "equality" in imp.disabled:
+        active = False  # <flag equality="disable"/> (or constraint): MuJoCo does not enforce it
     name = a.get("name")
     c = imp._add(el, imp.scratch.add_tendon_coupling, t1, t2, list(poly), enabled=active, label=name)
     imp.info.couplings[name if name is not None else imp.scratch.coupling_label[c]] = c

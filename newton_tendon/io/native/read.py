@@ -179,6 +179,7 @@ _SCALE_POSITIVE = {
     int(T.SHAPE_BOX): (0, 1, 2),
     int(T.SHAPE_CAPSULE): (0,),
     int(T.SHAPE_CYLINDER): (0, 1),
+    int(T.SHAPE_ELLIPSOID): (0, 1, 2),
     int(T.SHAPE_PLANE): (),
 }
 
