@@ -517,3 +517,120 @@ def test_hinges_whose_axis_lines_meet_are_one_universal_joint():
         np.testing.assert_allclose(nt.eval_joint_coordinates(model, state)[0].numpy(), data.qpos, atol=2e-6)
         solver.update_geometry(state)
         assert solver.transmission_length.numpy()[info.tendons["s"]] == pytest.approx(data.ten_length[0], rel=1e-5)
+
+
+# ----------------------------------------------------------------------------------------------
+# Ellipsoid geoms, flat height fields, constraint-disable flags
+
+
+def test_ellipsoid_geom_mass_and_pose_match_mujoco():
+    """An ellipsoid geom (size = its semi-axes), rotated and offset in its body, adds the mass, centre and
+    inertia MuJoCo's compiler computes (m = 4/3 pi rho abc, I = m (b^2 + c^2)/5 ..., 1e-9 relative) and
+    becomes an ellipsoid shape with those semi-axes at MuJoCo's geom pose."""
+    xml = """<mujoco><worldbody><body name="e" pos="0 0 1"><freejoint/>
+      <geom name="g" type="ellipsoid" size=".3 .2 .1" pos=".1 0 0" euler="20 30 0" density="700"/>
+      <geom type="sphere" size=".05" pos="-.2 0 0"/></body></worldbody></mujoco>"""
+    mj = mujoco.MjModel.from_xml_string(xml)
+    b = nt.ModelBuilder()
+    info = b.add_mjcf(xml)
+    k = info.bodies["e"]
+    i = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, "e")
+    assert b.body_mass[k] == pytest.approx(mj.body_mass[i], rel=1e-9)
+    np.testing.assert_allclose(b.body_com[k], mj.body_ipos[i], atol=1e-9)
+    np.testing.assert_allclose(np.linalg.eigvalsh(b.body_inertia[k]), np.sort(mj.body_inertia[i]), rtol=1e-9)
+    s = info.shapes["g"]
+    assert b.shape_type[s] == T.SHAPE_ELLIPSOID
+    np.testing.assert_allclose(b.shape_scale[s], (0.3, 0.2, 0.1))
+    g = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_GEOM, "g")
+    np.testing.assert_allclose(b.shape_transform[s][:3], mj.geom_pos[g], atol=1e-12)
+    q = b.shape_transform[s][3:]
+    assert abs(abs(float(np.dot(q, mj.geom_quat[g][[1, 2, 3, 0]]))) - 1.0) < 1e-12
+
+
+HFIELD = """<mujoco><asset><hfield name="t" nrow="11" ncol="11" size="2 3 .5 .4"{data}/></asset>
+  <worldbody><geom name="terrain" type="hfield" hfield="t" pos="0 0 -.01"/>
+  <body pos="0.5 0.5 0.3"><freejoint/><geom size=".1"/></body></worldbody></mujoco>"""
+
+
+def test_flat_height_field_is_a_box_and_holds_a_sphere():
+    """A height field with no elevation data is MuJoCo's flat surface z = 0 (of the geom frame) over
+    |x| <= size[0], |y| <= size[1], solid down to -size[3]: a static box with half extents
+    (2, 3, 0.2) centred 0.2 m below the surface. A sphere (r = 0.1) dropped on it in MuJoCo and here
+    rests with its centre at -0.01 + 0.1 m (2 mm: contact softness in both)."""
+    b = nt.ModelBuilder()
+    info = b.add_mjcf(HFIELD.format(data=""))
+    s = info.shapes["terrain"]
+    assert b.shape_type[s] == T.SHAPE_BOX and b.shape_body[s] == -1
+    np.testing.assert_allclose(b.shape_scale[s], (2.0, 3.0, 0.2))
+    np.testing.assert_allclose(b.shape_transform[s][:3], (0.0, 0.0, -0.21), atol=1e-12)
+    model = b.finalize("cpu")
+    solver = SolverXPBD(model)
+    pipeline = nt.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    s0, s1 = model.state(), model.state()
+    for _ in range(500):
+        pipeline.collide(s0, contacts)
+        solver.step(s0, s1, model.control(), contacts, 0.002)
+        s0, s1 = s1, s0
+    mj = mujoco.MjModel.from_xml_string(HFIELD.format(data=""))
+    data = mujoco.MjData(mj)
+    mujoco.mj_step(mj, data, 500)
+    assert float(s0.body_q.numpy()[0, 2]) == pytest.approx(0.09, abs=2e-3)
+    assert float(data.qpos[2]) == pytest.approx(0.09, abs=2e-3)
+
+
+def test_height_field_with_elevation_data_is_rejected():
+    xml = HFIELD.format(data=' elevation="' + " ".join(["0.5"] * 121) + '"')
+    mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ValueError, match="<geom name='terrain'>: hfield 't' has elevation data"):
+        nt.ModelBuilder().add_mjcf(xml)
+
+
+FLAGS = """<mujoco><option><flag {flags}/></option><worldbody><geom type="plane" size="1 1 .1"/>
+  <body name="a" pos="0 0 .5"><joint name="h" axis="0 1 0" range="-10 10" frictionloss="0"/>
+    <geom type="capsule" fromto="0 0 0 .3 0 0" size=".02"/></body>
+  <body name="c" pos="0 .5 .5"><joint name="s" type="slide" axis="1 0 0" range="-.1 .1"/>
+    <geom size=".05"/></body></worldbody>
+  <tendon><fixed name="t1" range="-.2 .2" frictionloss=".5"><joint joint="h" coef="1"/></fixed>
+    <fixed name="t2"><joint joint="s" coef="1"/></fixed></tendon>
+  <equality><tendon tendon1="t1" tendon2="t2"/></equality></mujoco>"""
+
+
+@pytest.mark.parametrize(
+    "flags, off",
+    [
+        ('constraint="disable"', {"limit", "equality", "frictionloss", "contact"}),
+        ('limit="disable"', {"limit"}),
+        ('equality="disable"', {"equality"}),
+        ('frictionloss="disable"', {"frictionloss"}),
+        ('contact="enable"', set()),
+    ],
+)
+def test_constraint_disable_flags(flags, off):
+    """MuJoCo's ``<flag>`` switches for constraint kinds: ``limit`` (joint and tendon ranges import as no
+    limit), ``equality`` (tendon couplings import disabled), ``frictionloss`` (tendon friction loss 0) and
+    ``constraint`` (all of them and contacts). MuJoCo compiles each file; its ``opt.disableflags`` has the
+    same kinds off."""
+    xml = FLAGS.format(flags=flags)
+    mj = mujoco.MjModel.from_xml_string(xml)
+    bits = {
+        "limit": mujoco.mjtDisableBit.mjDSBL_LIMIT,
+        "equality": mujoco.mjtDisableBit.mjDSBL_EQUALITY,
+        "frictionloss": mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS,
+        "contact": mujoco.mjtDisableBit.mjDSBL_CONTACT,
+    }
+    constraint_off = bool(mj.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT))
+    for kind, bit in bits.items():
+        assert (bool(mj.opt.disableflags & int(bit)) or constraint_off) == (kind in off)
+    b = nt.ModelBuilder()
+    info = b.add_mjcf(xml)
+    limited = "limit" not in off
+    model = b.finalize("cpu")
+    lower = model.joint_limit_lower.numpy()
+    for name in ("h", "s"):
+        assert (lower[model.joint_qd_start.numpy()[info.joints[name]]] > -1e30) == limited
+    t1 = info.tendons["t1"]
+    assert (model.transmission_lower_limit.numpy()[t1] > -1e30) == limited
+    assert model.transmission_friction_loss.numpy()[t1] == (0.0 if "frictionloss" in off else 0.5)
+    assert bool(model.coupling_enabled.numpy()[0]) == ("equality" not in off)
+    assert all(not c for c in b.shape_has_collision) == ("contact" in off)
