@@ -16,6 +16,7 @@ from newton_tendon.kernels import types as T
 
 from .. import _hostmath as hm
 from .._float32 import check_range as check_float32_range
+from ..axis import Axis
 from ..inertia import (
     box_mass_properties,
     capsule_mass_properties,
@@ -26,7 +27,6 @@ from ..inertia import (
     quat_to_matrix,
     sphere_mass_properties,
 )
-from ..axis import Axis
 from ._checks import _index, _label, _real, _xform
 from .shape_config import ShapeConfig, check_color, resolve_shape_settings
 

@@ -74,8 +74,8 @@ Each cylinder slot tests a point of one shape's surface against the exact surfac
 (``collide_cylinder``), so degenerate poses (coincident centres, parallel axes) give finite results.
 
 The pairs live in ``collide_plane``, ``collide_swept`` (sphere and capsule pairs), ``collide_box``,
-``collide_cylinder`` and ``collide_convex`` (ellipsoids), on the helpers and the ``ContactPoint`` record of ``collide_common``; this module holds the slot
-counts and the dispatch.
+``collide_cylinder`` and ``collide_convex`` (ellipsoids), on the helpers and the ``ContactPoint`` record of
+``collide_common``; this module holds the slot counts and the dispatch.
 """
 
 import warp as wp
@@ -89,6 +89,7 @@ from newton_tendon.kernels.collide_common import (
     _segment_closest_param,
     _sphere_sphere,
 )
+from newton_tendon.kernels.collide_convex import convex_convex, plane_ellipsoid_point
 from newton_tendon.kernels.collide_cylinder import (
     _box_cylinder,
     _capsule_cylinder,
@@ -97,7 +98,6 @@ from newton_tendon.kernels.collide_cylinder import (
 )
 from newton_tendon.kernels.collide_plane import _plane_cylinder_rim_point, _plane_point
 from newton_tendon.kernels.collide_swept import _capsule_box, _capsule_capsule, _sphere_box
-from newton_tendon.kernels.collide_convex import convex_convex, plane_ellipsoid_point
 from newton_tendon.kernels.types import (
     SHAPE_BOX,
     SHAPE_CAPSULE,

@@ -426,7 +426,8 @@ def test_tendon_lengths_match_mujoco(name):
         joint_q = nt.eval_joint_coordinates(model, state)[0].numpy()
         for j in range(mj.njnt):
             jname = mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, j)
-            if jname in info.joints and int(mj.jnt_type[j]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
+            hinge_or_slide = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+            if jname in info.joints and int(mj.jnt_type[j]) in hinge_or_slide:
                 ours = joint_q[q_start[info.joints[jname]]]
                 assert ours == pytest.approx(data.qpos[mj.jnt_qposadr[j]], abs=2e-6), jname
         solver.update_geometry(state)

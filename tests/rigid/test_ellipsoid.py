@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 import pytest
-import warp as wp
 
 import newton_tendon as nt
 from newton_tendon import _hostmath as hm
@@ -46,7 +45,7 @@ def closest_on_ellipsoid(p, s):
     def f(t):
         return np.sum((s * p / (s * s + t)) ** 2) - 1.0
 
-    lo, hi = -np.min(s) ** 2, max(1.0, np.linalg.norm(p) * np.max(s))
+    lo, hi = -(np.min(s) ** 2), max(1.0, np.linalg.norm(p) * np.max(s))
     while f(hi) > 0.0:
         hi *= 2.0
     for _ in range(200):
