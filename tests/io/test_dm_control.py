@@ -79,6 +79,20 @@ def random_configuration(mj, data, info, model, rng):
     return q, qd
 
 
+def mujoco_controls(model, info, mj, ctrl):
+    """A Control holding MuJoCo's ``ctrl`` through each actuator's documented mapping
+    (``scale * ctrl + offset`` into its Control array)."""
+    control = model.control()
+    arrays = {}
+    for act_name, act in info.actuators.items():
+        values = arrays.setdefault(act.control, getattr(control, act.control).numpy())
+        i = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, act_name)
+        values[act.index] = act.scale * ctrl[i] + act.offset
+    for key, values in arrays.items():
+        getattr(control, key).assign(values)
+    return control
+
+
 @pytest.mark.parametrize("name", IMPORTED)
 def test_kinematics_and_tendons_match_mujoco(name):
     """At 20 random joint configurations with random joint velocities: our forward kinematics from
@@ -162,13 +176,7 @@ def test_point_mass_trajectory_follows_mujoco(solver):
         sim = SOLVERS[solver](model)
         s0, s1 = model.state(), model.state()
         nt.eval_fk(model, wp.array(q, dtype=float), wp.array(qd, dtype=float), s0)
-        control = model.control()
-        arrays = {}
-        for act_name, act in info.actuators.items():
-            values = arrays.setdefault(act.control, getattr(control, act.control).numpy())
-            values[act.index] = act.scale * ctrl[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, act_name)]
-        for key, values in arrays.items():
-            getattr(control, key).assign(values)
+        control = mujoco_controls(model, info, mj, ctrl)
         for _step in range(round(0.2 / dt)):
             mujoco.mj_step(mj, data)
             sim.step(s0, s1, control, None, dt)
@@ -207,14 +215,7 @@ def test_fish_trajectory_follows_mujoco_on_vbd():
         sim = SolverVBD(model)
         s0, s1 = model.state(), model.state()
         nt.eval_fk(model, wp.array(q, dtype=float), wp.array(qd, dtype=float), s0)
-        control = model.control()
-        arrays = {}
-        for act_name, act in info.actuators.items():
-            values = arrays.setdefault(act.control, getattr(control, act.control).numpy())
-            i = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, act_name)
-            values[act.index] = act.scale * ctrl[i] + act.offset
-        for key, values in arrays.items():
-            getattr(control, key).assign(values)
+        control = mujoco_controls(model, info, mj, ctrl)
         for _step in range(round(0.2 / dt)):
             mujoco.mj_step(mj, data)
             sim.step(s0, s1, control, None, dt)

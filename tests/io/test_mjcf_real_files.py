@@ -205,6 +205,19 @@ def test_joint_combinations_we_cannot_compose_are_rejected(joints, match):
         nt.ModelBuilder().add_mjcf(xml)
 
 
+def simulate_with_contacts(model, steps, dt=0.002):
+    """``steps`` XPBD steps of ``dt`` [s] with the collision pipeline; returns the final body poses."""
+    solver = SolverXPBD(model)
+    pipeline = nt.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    s0, s1 = model.state(), model.state()
+    for _ in range(steps):
+        pipeline.collide(s0, contacts)
+        solver.step(s0, s1, model.control(), contacts, dt)
+        s0, s1 = s1, s0
+    return s0.body_q.numpy()
+
+
 def test_contact_disable_flag_turns_every_collision_off():
     """``<option><flag contact="disable"/></option>``: MuJoCo detects no contact; every imported shape
     keeps drawing and collides with nothing. A sphere dropped onto the plane falls through it (after
@@ -216,16 +229,7 @@ def test_contact_disable_flag_turns_every_collision_off():
         b = nt.ModelBuilder()
         b.add_mjcf(xml.format(flag=flag))
         assert all(not c for c in b.shape_has_collision) == falls
-        model = b.finalize("cpu")
-        solver = SolverXPBD(model)
-        pipeline = nt.CollisionPipeline(model)
-        contacts = pipeline.contacts()
-        s0, s1 = model.state(), model.state()
-        for _ in range(250):
-            pipeline.collide(s0, contacts)
-            solver.step(s0, s1, model.control(), contacts, 0.002)
-            s0, s1 = s1, s0
-        z = float(s0.body_q.numpy()[0, 2])
+        z = float(simulate_with_contacts(b.finalize("cpu"), 250)[0, 2])
         if falls:
             assert 0.2 - z == pytest.approx(1.23, abs=0.03)
         else:
@@ -563,19 +567,11 @@ def test_flat_height_field_is_a_box_and_holds_a_sphere():
     assert b.shape_type[s] == T.SHAPE_BOX and b.shape_body[s] == -1
     np.testing.assert_allclose(b.shape_scale[s], (2.0, 3.0, 0.2))
     np.testing.assert_allclose(b.shape_transform[s][:3], (0.0, 0.0, -0.21), atol=1e-12)
-    model = b.finalize("cpu")
-    solver = SolverXPBD(model)
-    pipeline = nt.CollisionPipeline(model)
-    contacts = pipeline.contacts()
-    s0, s1 = model.state(), model.state()
-    for _ in range(500):
-        pipeline.collide(s0, contacts)
-        solver.step(s0, s1, model.control(), contacts, 0.002)
-        s0, s1 = s1, s0
+    body_q = simulate_with_contacts(b.finalize("cpu"), 500)
     mj = mujoco.MjModel.from_xml_string(HFIELD.format(data=""))
     data = mujoco.MjData(mj)
     mujoco.mj_step(mj, data, 500)
-    assert float(s0.body_q.numpy()[0, 2]) == pytest.approx(0.09, abs=2e-3)
+    assert float(body_q[0, 2]) == pytest.approx(0.09, abs=2e-3)
     assert float(data.qpos[2]) == pytest.approx(0.09, abs=2e-3)
 
 
