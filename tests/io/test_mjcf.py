@@ -640,9 +640,9 @@ MALFORMED = [
         r":8: <motor>: invalid limits forcerange='2 -2'",
     ),
     (
-        scene(extra='<option><flag constraint="disable"/></option>'),
+        scene(extra='<option><flag actuation="disable"/></option>'),
         ValueError,
-        r":8: <flag>: flag constraint='disable' changes the physics",
+        r":8: <flag>: flag actuation='disable' changes the physics",
     ),
     (
         scene(tendon='<tendon><spatial limited="true" range="2 1"><site site="w"/><site site="s"/></spatial></tendon>'),
