@@ -630,3 +630,12 @@ def test_constraint_disable_flags(flags, off):
     assert model.transmission_friction_loss.numpy()[t1] == (0.0 if "frictionloss" in off else 0.5)
     assert bool(model.coupling_enabled.numpy()[0]) == ("equality" not in off)
     assert all(not c for c in b.shape_has_collision) == ("contact" in off)
+    # A joint's dry friction is not simulated here; with frictionloss off MuJoCo ignores it as well, so
+    # only then does the file import.
+    with_friction = xml.replace('frictionloss="0"', 'frictionloss="0.3"')
+    mujoco.MjModel.from_xml_string(with_friction)
+    if "frictionloss" in off:
+        nt.ModelBuilder().add_mjcf(with_friction)
+    else:
+        with pytest.raises(ValueError, match="<joint name='h'>: attribute frictionloss='0.3' is not supported"):
+            nt.ModelBuilder().add_mjcf(with_friction)

@@ -299,7 +299,8 @@ def joint_dof(imp, jel, ja, jtype) -> dict:
     coordinate at the body's pose in the file, ``joint_frames``)."""
     frame = ja.pop("_frame", hm.IDENTITY)
     name = ja.get("name")
-    imp.zero(jel, ja, "frictionloss", why="is not supported on joints")
+    if "frictionloss" not in imp.disabled:  # with the flag off, MuJoCo ignores it too
+        imp.zero(jel, ja, "frictionloss", why="is not supported on joints")
     if imp.real(jel, ja, "margin") != 0.0:
         imp.unsupported(jel, "joint margin")
     if imp.flag(jel, ja, "actuatorfrclimited", "auto") == "true" or (

@@ -112,7 +112,7 @@ def flat_height_field(imp, el, a, body, pose, kw) -> int:
     solid down to z = -size[3] (the base), which is exactly a static box with half extents
     (size[0], size[1], size[3] / 2) centred at z = -size[3] / 2. dm_control's quadruped terrain is
     one (its tasks fill the data at run time). Elevation data is rejected."""
-    hel, size, flat = imp.named(el, a, imp.hfields, "hfield", "hfield")
+    _hel, size, flat = imp.named(el, a, imp.hfields, "hfield", "hfield")
     name = a["hfield"]
     if not flat:
         imp.fail(el, f"hfield {_q(name)} has elevation data (file or elevation), which is not supported; "
