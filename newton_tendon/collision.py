@@ -133,6 +133,8 @@ class CollisionPipeline:
                 m.shape_contact_pairs,
                 m.contact_pair,
                 m.contact_sub,
+                m.shape_mesh_range,
+                m.mesh_points,
                 self.rigid_contact_margin,
                 state.body_q,
             ],

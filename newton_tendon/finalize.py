@@ -423,6 +423,20 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.shape_gap = arr(b.shape_gap, float, 0)
     m.shape_world = arr(shape_world, wp.int32, 0)
     m.shape_label = list(b.shape_label)
+    m.shape_mesh = list(b.shape_mesh)
+    mesh_range, chunks, first_of = np.zeros((ns, 2), dtype=np.int32), [], {}
+    start = 0
+    for i, mesh in enumerate(b.shape_mesh):
+        if mesh is None or not b.shape_has_collision[i]:
+            continue
+        key = id(mesh[0])
+        if key not in first_of:
+            first_of[key] = start
+            chunks.append(mesh[0])
+            start += len(mesh[0])
+        mesh_range[i] = (first_of[key], len(mesh[0]))
+    m.shape_mesh_range = arr(mesh_range, wp.vec2i, 0)
+    m.mesh_points = arr(np.concatenate(chunks) if chunks else np.zeros((1, 3)), wp.vec3)
     m.rigid_contact_margin = float(b.rigid_contact_margin)
     m.shape_contact_pair_count = len(pairs)
     m.shape_contact_pairs = arr(pairs, wp.vec2i, 0)

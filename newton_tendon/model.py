@@ -118,6 +118,15 @@ class Model:
         """World index of each shape (-1 = shared static), shape [shape_count], int32."""
         self.shape_label = []
         """Shape labels, a Python list of str."""
+        self.shape_mesh = []
+        """Triangle mesh of each mesh shape (``(vertices [V, 3] float32 m, faces [F, 3] int32)`` in the
+        shape frame), None for the other shapes; a Python list (host side, for drawing and export)."""
+        self.shape_mesh_range = None
+        """(first vertex, vertex count) in ``mesh_points`` of each colliding mesh shape, (0, 0) for the
+        others; shape [shape_count], wp.vec2i."""
+        self.mesh_points = None
+        """The vertices of every colliding mesh shape (each mesh once, however many worlds share it),
+        shape frame [m]; wp.vec3 (at least one entry)."""
 
         self.rigid_contact_margin = 0.01
         """Default distance [m] below which shape pairs produce contact candidates."""

@@ -18,12 +18,14 @@ from .. import _hostmath as hm
 from .._float32 import check_range as check_float32_range
 from ..axis import Axis
 from ..inertia import (
+    MESH_INERTIA_MODES,
     box_mass_properties,
     capsule_mass_properties,
     combine,
     cylinder_mass_properties,
     ellipsoid_mass_properties,
     float32_mass_problem,
+    mesh_mass_properties,
     quat_to_matrix,
     sphere_mass_properties,
 )
@@ -51,6 +53,8 @@ class ShapeBuilder:
         self.shape_gap: list[float] = []
         self.shape_world: list[int] = []
         self.shape_label: list[str] = []
+        # Triangle mesh of a mesh shape (vertices [V, 3] float32 m, faces [F, 3] int32), None otherwise.
+        self.shape_mesh: list[tuple[np.ndarray, np.ndarray] | None] = []
         self.shape_filter_pairs: set[tuple[int, int]] = set()
         self.body_filter_pairs: set[tuple[int, int]] = set()
 
@@ -59,8 +63,10 @@ class ShapeBuilder:
         """Number of shapes added so far."""
         return len(self.shape_type)
 
-    def _add_shape(self, owner, body, shape_type, xform, scale, settings, mass, label, mass_props):
-        """Append one shape with the checked ``settings`` of :func:`resolve_shape_settings`."""
+    def _add_shape(self, owner, body, shape_type, xform, scale, settings, mass, label, mass_props, mesh=None):
+        """Append one shape with the checked ``settings`` of :func:`resolve_shape_settings`.
+        ``mass_props(density)`` gives (mass, inertia) about the shape origin's centre, or (mass,
+        inertia about the centre of mass, centre of mass in the shape frame)."""
         body = _index(owner, "body", body, self.body_count, allow_world=True)
         xf = _xform(owner, "xform", xform)
         density = settings["density"]
@@ -68,9 +74,11 @@ class ShapeBuilder:
             mass = _real(owner, "mass", mass, lo=0.0)
         label = _label(owner, label, f"shape_{self.shape_count}")
         # Mass properties (computed before anything is appended).
-        shape_mass, shape_inertia = 0.0, np.zeros((3, 3))
+        shape_mass, shape_inertia, shape_com = 0.0, np.zeros((3, 3)), np.zeros(3)
         if body >= 0 and not self.body_lock_inertia[body] and mass_props is not None:
-            m_unit, i_unit = mass_props(1.0)
+            m_unit, i_unit, *com = mass_props(1.0)
+            if com:
+                shape_com = np.asarray(com[0], dtype=np.float64)
             if mass is not None:
                 scale_m = mass / m_unit if m_unit > 0.0 else 0.0
             else:
@@ -84,7 +92,7 @@ class ShapeBuilder:
                 self.body_com[body],
                 self.body_inertia[body],
                 shape_mass,
-                xf[:3],
+                np.asarray(xf[:3], dtype=np.float64) + r @ shape_com,
                 r @ shape_inertia @ r.T,
             )
             moving = (self.body_flags[body] & T.BODY_KINEMATIC) == 0
@@ -108,6 +116,7 @@ class ShapeBuilder:
         self.shape_gap.append(settings["gap"])
         self.shape_world.append(self.body_world[body] if body >= 0 else self.current_world)
         self.shape_label.append(label)
+        self.shape_mesh.append(mesh)
         if combined is not None:
             m, c, i = combined
             self.body_mass[body] = m
@@ -291,6 +300,83 @@ class ShapeBuilder:
             lambda d: ellipsoid_mass_properties(d, *axes),
         )  # fmt: skip
 
+    def add_shape_mesh(
+        self,
+        body: int,
+        xform=None,
+        vertices=None,
+        faces=None,
+        *,
+        inertia: str = "exact",
+        cfg: ShapeConfig | None = None,
+        as_site: bool = False,
+        density: float | None = None,
+        mass=None,
+        mu: float | None = None,
+        restitution: float | None = None,
+        collision_group: int | None = None,
+        has_collision: bool | None = None,
+        margin: float | None = None,
+        gap: float | None = None,
+        color=None,
+        opacity=None,
+        label: str | None = None,
+    ) -> int:
+        """Attach a triangle mesh: ``vertices`` [V, 3] m in the shape frame, ``faces`` [F, 3] vertex
+        indices wound outwards. Settings as in :meth:`add_shape_sphere`.
+
+        Its mass properties are those of the solid the mesh bounds (``inertia``: "exact" for a closed
+        mesh, "legacy" for MuJoCo's default rule; :func:`newton_tendon.inertia.mesh_mass_properties`),
+        with its centre of mass where the mesh puts it. It collides as its convex hull (MuJoCo's rule
+        for mesh geoms): one contact point per pair, through the support mapping of its vertices, so a
+        flat face resting on a flat face touches at one point (it rocks); give such bodies primitive
+        collision shapes, or keep the mesh for drawing with ``has_collision=False``. The viewer and the
+        USD recorder draw the mesh itself.
+
+        The shape frame is moved to the centroid c of the vertices the faces use: the model keeps the
+        vertices minus c and the transform ``xform * T(c)`` (the same surface in the body)."""
+        owner = f"add_shape_mesh(label={label!r})"
+        try:
+            v = np.asarray(vertices, dtype=np.float64)
+            f = np.asarray(faces)
+        except (TypeError, ValueError):
+            raise TypeError(f"{owner}: vertices and faces must be arrays of numbers") from None
+        if v.ndim != 2 or v.shape[1] != 3 or len(v) < 4:
+            raise ValueError(f"{owner}: vertices must have shape [V, 3] with V >= 4, got {v.shape}")
+        if not np.isfinite(v).all():
+            raise ValueError(f"{owner}: vertices must be finite")
+        if f.ndim != 2 or f.shape[1] != 3 or len(f) < 4 or not np.issubdtype(f.dtype, np.integer):
+            raise ValueError(f"{owner}: faces must be integers of shape [F, 3] with F >= 4, got {f.shape} {f.dtype}")
+        if f.min() < 0 or f.max() >= len(v):
+            raise ValueError(f"{owner}: a face index is outside 0..{len(v) - 1}")
+        xf = _xform(owner, "xform", xform)
+        check_float32_range(owner, "vertices", v)
+        # Re-centre on the vertices' centroid, which lies inside the hull: the contact query starts
+        # from the shape origins, which must be interior points.
+        centre = v[np.unique(f)].mean(axis=0)
+        v = v - centre
+        xf = hm.transform_mul(xf, (*centre, 0.0, 0.0, 0.0, 1.0))
+        extent = np.abs(v).max(axis=0)
+        if not (extent.max() > 0.0):
+            raise ValueError(f"{owner}: the vertices all coincide")
+        st = self._settings(owner, cfg, as_site, color, opacity, density=density, mass=mass, mu=mu,
+                            restitution=restitution, collision_group=collision_group, has_collision=has_collision,
+                            margin=margin, gap=gap)  # fmt: skip
+        if inertia not in MESH_INERTIA_MODES:
+            raise ValueError(f"{owner}: inertia must be one of {MESH_INERTIA_MODES}, got {inertia!r}")
+        unit = None
+        if body >= 0 and (st["density"] > 0.0 or mass is not None):
+            try:
+                unit = mesh_mass_properties(1.0, v, f, inertia)
+            except ValueError as e:
+                raise ValueError(f"{owner}: {e}") from None
+        mesh = (v.astype(np.float32), f.astype(np.int32))
+        scale = tuple(float(x) for x in np.maximum(extent, 1.0e-9))
+        return self._add_shape(
+            owner, body, T.SHAPE_MESH, xf, scale, st, mass, label,
+            None if unit is None else (lambda d: (unit[0] * d, unit[2] * d, unit[1])), mesh,
+        )  # fmt: skip
+
     def add_shape_plane(
         self,
         body: int = -1,
@@ -382,5 +468,6 @@ class ShapeBuilder:
         self.shape_gap.extend(other.shape_gap)
         self.shape_world.extend(remap_world(w) for w in other.shape_world)
         self.shape_label.extend(label_prefix + s for s in other.shape_label)
+        self.shape_mesh.extend(other.shape_mesh)
         self.shape_filter_pairs.update((a + s0, b + s0) for a, b in other.shape_filter_pairs)
         self.body_filter_pairs.update((a + b0, b + b0) for a, b in other.body_filter_pairs)

@@ -17,6 +17,8 @@ Conventions:
       - box: the three half extents.
       - cylinder: ``x`` is the radius, ``y`` the half height; the axis is local Z and the caps are flat.
       - ellipsoid: the three semi-axes along local X, Y, Z.
+      - mesh: the largest |coordinate| of its vertices along local X, Y, Z (a size for tolerances); the
+        vertices themselves are in ``points`` at the shape's range ``mesh``.
 
     * A pair is always given with ``type_a <= type_b``, so a plane is always shape ``a``.
     * ``normal`` is a unit world vector pointing from ``a`` towards ``b``: the direction along which ``b`` has to
@@ -68,6 +70,12 @@ Slots per pair (anything else, that is plane-plane, has 0):
     X-ellipsoid       1      any other shape against an ellipsoid: the penetration contact of Minkowski portal
                              refinement on the two support mappings (``collide_convex``); an ellipsoid is
                              strictly convex, so the contact region is one point
+    plane-mesh        5      the hull's support along -normal, then along -normal tilted 45 degrees towards the
+                             plane's +x, -x, +y, -y (a face resting on the plane: its extreme corners); a slot
+                             that repeats slot 0's vertex is dropped
+    X-mesh            1      any other shape against a mesh: portal refinement on the mesh's convex hull (support
+                             = its farthest vertex) and the other shape; one point, so flat faces resting on
+                             flat faces rock about it (documented in docs/limitations.md)
     ================  =====  =====================================================================================
 
 Each cylinder slot tests a point of one shape's surface against the exact surface of the other
@@ -89,7 +97,7 @@ from newton_tendon.kernels.collide_common import (
     _segment_closest_param,
     _sphere_sphere,
 )
-from newton_tendon.kernels.collide_convex import convex_convex, plane_ellipsoid_point
+from newton_tendon.kernels.collide_convex import convex_convex, plane_ellipsoid_point, plane_mesh_point
 from newton_tendon.kernels.collide_cylinder import (
     _box_cylinder,
     _capsule_cylinder,
@@ -103,6 +111,7 @@ from newton_tendon.kernels.types import (
     SHAPE_CAPSULE,
     SHAPE_CYLINDER,
     SHAPE_ELLIPSOID,
+    SHAPE_MESH,
     SHAPE_PLANE,
     SHAPE_SPHERE,
 )
@@ -130,6 +139,13 @@ _CAPACITY = {
     (int(SHAPE_BOX), int(SHAPE_ELLIPSOID)): 1,
     (int(SHAPE_CYLINDER), int(SHAPE_ELLIPSOID)): 1,
     (int(SHAPE_ELLIPSOID), int(SHAPE_ELLIPSOID)): 1,
+    (int(SHAPE_PLANE), int(SHAPE_MESH)): 5,
+    (int(SHAPE_SPHERE), int(SHAPE_MESH)): 1,
+    (int(SHAPE_CAPSULE), int(SHAPE_MESH)): 1,
+    (int(SHAPE_BOX), int(SHAPE_MESH)): 1,
+    (int(SHAPE_CYLINDER), int(SHAPE_MESH)): 1,
+    (int(SHAPE_ELLIPSOID), int(SHAPE_MESH)): 1,
+    (int(SHAPE_MESH), int(SHAPE_MESH)): 1,
 }
 
 MAX_PAIR_CONTACTS = max(_CAPACITY.values())
@@ -160,6 +176,10 @@ def contact_capacity(type_a: int, type_b: int) -> int:
     Returns:
         Number of contact slots of the pair, 0 when unsupported.
     """
+    if type_b == SHAPE_MESH:
+        if type_a == SHAPE_PLANE:
+            return 5
+        return 1
     if type_b == SHAPE_ELLIPSOID:
         return 1
     if type_a == SHAPE_PLANE:
@@ -201,6 +221,9 @@ def collide_slot(
     scale_b: wp.vec3,
     slot: int,
     margin: float,
+    points: wp.array(dtype=wp.vec3),
+    mesh_a: wp.vec2i,
+    mesh_b: wp.vec2i,
 ) -> ContactPoint:
     """Evaluates contact slot ``slot`` of the shape pair ``(a, b)``.
 
@@ -213,16 +236,28 @@ def collide_slot(
         scale_b: Type-dependent size of ``b``.
         slot: Slot index in ``[0, contact_capacity(type_a, type_b))``.
         margin: Contact margin (>= 0); a slot is valid only when its separation is below it.
+        points: Every mesh shape's vertices in its shape frame (``Model.mesh_points``).
+        mesh_a: (first vertex, count) of ``a`` in ``points`` when ``a`` is a mesh.
+        mesh_b: The same for ``b``.
 
     Returns:
         The contact; ``valid`` is 0 for unsupported pairs, out-of-range slots and slots without contact.
     """
     if slot < 0 or slot >= contact_capacity(type_a, type_b):
         return _empty_contact()
+    if type_b == SHAPE_MESH:
+        if type_a == SHAPE_PLANE:
+            pm = plane_mesh_point(xform_a, xform_b, points, mesh_b, slot)
+            c = _plane_point(xform_a, scale_a, wp.vec3(pm[0], pm[1], pm[2]), 0.0, margin)
+            if pm[3] == 0.0:
+                c.valid = 0  # the same vertex as slot 0
+            return c
+        return convex_convex(type_a, xform_a, scale_a, type_b, xform_b, scale_b, points, mesh_a, mesh_b, margin)
     if type_b == SHAPE_ELLIPSOID:
         if type_a == SHAPE_PLANE:
-            return _plane_point(xform_a, scale_a, plane_ellipsoid_point(xform_a, xform_b, scale_b), 0.0, margin)
-        return convex_convex(type_a, xform_a, scale_a, type_b, xform_b, scale_b, margin)
+            pe = plane_ellipsoid_point(xform_a, xform_b, scale_b, points)
+            return _plane_point(xform_a, scale_a, pe, 0.0, margin)
+        return convex_convex(type_a, xform_a, scale_a, type_b, xform_b, scale_b, points, mesh_a, mesh_b, margin)
     if type_a == SHAPE_PLANE:
         if type_b == SHAPE_SPHERE:
             return _plane_point(xform_a, scale_a, wp.transform_get_translation(xform_b), scale_b[0], margin)
@@ -268,7 +303,7 @@ def collide_slot(
 
 @wp.kernel
 def collide_slots_test_kernel(
-    # Input: one query per thread (shape pair, slot, margin)
+    # Input: one query per thread (shape pair, slot, margin, mesh ranges)
     type_a: wp.array(dtype=int),
     xform_a: wp.array(dtype=wp.transform),
     scale_a: wp.array(dtype=wp.vec3),
@@ -277,6 +312,9 @@ def collide_slots_test_kernel(
     scale_b: wp.array(dtype=wp.vec3),
     slot: wp.array(dtype=int),
     margin: float,
+    points: wp.array(dtype=wp.vec3),
+    mesh_a: wp.array(dtype=wp.vec2i),
+    mesh_b: wp.array(dtype=wp.vec2i),
     # Output:
     valid: wp.array(dtype=int),
     point_a: wp.array(dtype=wp.vec3),
@@ -285,11 +323,19 @@ def collide_slots_test_kernel(
     separation: wp.array(dtype=float),
     capacity: wp.array(dtype=int),
 ):
-    """Evaluates one (pair, slot) query per thread; used by the tests."""
+    """Evaluates one (pair, slot) query per thread; used by the tests. ``points``, ``mesh_a`` and
+    ``mesh_b`` give mesh shapes their vertices; without meshes, one point and empty ranges."""
     tid = wp.tid()
+    ra = wp.vec2i(0, 0)
+    rb = wp.vec2i(0, 0)
+    if mesh_a.shape[0] > tid:
+        ra = mesh_a[tid]
+    if mesh_b.shape[0] > tid:
+        rb = mesh_b[tid]
     c = collide_slot(
-        type_a[tid], xform_a[tid], scale_a[tid], type_b[tid], xform_b[tid], scale_b[tid], slot[tid], margin
-    )
+        type_a[tid], xform_a[tid], scale_a[tid], type_b[tid], xform_b[tid], scale_b[tid], slot[tid], margin,
+        points, ra, rb,
+    )  # fmt: skip
     valid[tid] = c.valid
     point_a[tid] = c.point_a
     point_b[tid] = c.point_b

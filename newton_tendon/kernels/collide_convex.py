@@ -40,7 +40,14 @@ from newton_tendon.kernels.collide_common import (
     _normalize_or,
     _sign,
 )
-from newton_tendon.kernels.types import SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_ELLIPSOID, SHAPE_SPHERE
+from newton_tendon.kernels.types import (
+    SHAPE_BOX,
+    SHAPE_CAPSULE,
+    SHAPE_CYLINDER,
+    SHAPE_ELLIPSOID,
+    SHAPE_MESH,
+    SHAPE_SPHERE,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -59,19 +66,40 @@ _PORTAL_TOL_REL = wp.constant(2.0e-6)
 
 
 @wp.func
-def support_local(shape_type: int, scale: wp.vec3, d: wp.vec3) -> wp.vec3:
+def mesh_support_local(points: wp.array(dtype=wp.vec3), mesh: wp.vec2i, d: wp.vec3) -> wp.vec3:
+    """The vertex of ``points[mesh[0] : mesh[0] + mesh[1]]`` farthest along ``d``: the support point of
+    the mesh's convex hull (a linear function is maximised over a polytope at a vertex), in O(V)."""
+    best = points[mesh[0]]
+    best_dot = wp.dot(best, d)
+    for k in range(1, mesh[1]):
+        p = points[mesh[0] + k]
+        v = wp.dot(p, d)
+        if v > best_dot:
+            best = p
+            best_dot = v
+    return best
+
+
+@wp.func
+def support_local(
+    shape_type: int, scale: wp.vec3, d: wp.vec3, points: wp.array(dtype=wp.vec3), mesh: wp.vec2i
+) -> wp.vec3:
     """Point of a convex primitive (in its own frame) farthest along ``d`` (table in the module docstring).
 
     Args:
-        shape_type: ``SHAPE_SPHERE``, ``SHAPE_CAPSULE``, ``SHAPE_BOX``, ``SHAPE_CYLINDER`` or
-            ``SHAPE_ELLIPSOID`` (any other value is treated as an ellipsoid).
+        shape_type: ``SHAPE_SPHERE``, ``SHAPE_CAPSULE``, ``SHAPE_BOX``, ``SHAPE_CYLINDER``,
+            ``SHAPE_MESH`` or ``SHAPE_ELLIPSOID`` (any other value is treated as an ellipsoid).
         scale: The shape's size vector (``newton_tendon.kernels.collide``).
         d: Direction in the shape frame; need not be unit. A zero direction gives a valid surface point.
+        points: Every mesh shape's vertices (shape frame), concatenated.
+        mesh: (first vertex, vertex count) of this shape in ``points`` (a mesh only).
 
     Returns:
         The support point [m], shape frame.
     """
     ez = wp.vec3(0.0, 0.0, 1.0)
+    if shape_type == SHAPE_MESH:
+        return mesh_support_local(points, mesh, d)
     if shape_type == SHAPE_SPHERE:
         return scale[0] * _normalize_or(d, ez)
     if shape_type == SHAPE_CAPSULE:
@@ -93,10 +121,17 @@ def support_local(shape_type: int, scale: wp.vec3, d: wp.vec3) -> wp.vec3:
 
 
 @wp.func
-def support_world(shape_type: int, xform: wp.transform, scale: wp.vec3, d: wp.vec3) -> wp.vec3:
-    """World support point of a posed primitive along the world direction ``d``."""
+def support_world(
+    shape_type: int,
+    xform: wp.transform,
+    scale: wp.vec3,
+    d: wp.vec3,
+    points: wp.array(dtype=wp.vec3),
+    mesh: wp.vec2i,
+) -> wp.vec3:
+    """World support point of a posed convex shape along the world direction ``d``."""
     q = wp.transform_get_rotation(xform)
-    return wp.transform_point(xform, support_local(shape_type, scale, wp.quat_rotate_inv(q, d)))
+    return wp.transform_point(xform, support_local(shape_type, scale, wp.quat_rotate_inv(q, d), points, mesh))
 
 
 @wp.func
@@ -126,13 +161,16 @@ def _mvertex(
     type_b: int,
     xform_b: wp.transform,
     scale_b: wp.vec3,
+    points: wp.array(dtype=wp.vec3),
+    mesh_a: wp.vec2i,
+    mesh_b: wp.vec2i,
     d: wp.vec3,
     margin: float,
 ) -> _Vertex:
     """Support of the margin-inflated Minkowski difference ``B - A`` along ``d``."""
     v = _Vertex()
-    v.a = support_world(type_a, xform_a, scale_a, -d)
-    v.b = support_world(type_b, xform_b, scale_b, d)
+    v.a = support_world(type_a, xform_a, scale_a, -d, points, mesh_a)
+    v.b = support_world(type_b, xform_b, scale_b, d, points, mesh_b)
     v.m = v.b - v.a + margin * _normalize_or(d, wp.vec3(0.0, 0.0, 1.0))
     return v
 
@@ -191,6 +229,9 @@ def _refine_portal(
     type_b: int,
     xform_b: wp.transform,
     scale_b: wp.vec3,
+    points: wp.array(dtype=wp.vec3),
+    mesh_a: wp.vec2i,
+    mesh_b: wp.vec2i,
     v0: wp.vec3,
     margin: float,
     tol: float,
@@ -198,7 +239,7 @@ def _refine_portal(
     """Portal refinement along the ray from the interior point ``v0`` through the origin."""
     # First portal corner: the support towards the origin.
     d = -v0
-    v1 = _mvertex(type_a, xform_a, scale_a, type_b, xform_b, scale_b, d, margin)
+    v1 = _mvertex(type_a, xform_a, scale_a, type_b, xform_b, scale_b, points, mesh_a, mesh_b, d, margin)
     if wp.dot(v1.m, d) <= 0.0:
         return _no_portal(v1)  # the origin is beyond M's support plane: separated
     d = wp.cross(v1.m, v0)
@@ -210,7 +251,7 @@ def _refine_portal(
         p.hit = 1
         p.n = _normalize_or(-v0, wp.vec3(0.0, 0.0, 1.0))
         return p
-    v2 = _mvertex(type_a, xform_a, scale_a, type_b, xform_b, scale_b, d, margin)
+    v2 = _mvertex(type_a, xform_a, scale_a, type_b, xform_b, scale_b, points, mesh_a, mesh_b, d, margin)
     if wp.dot(v2.m, d) <= 0.0:
         return _no_portal(v1)
     # Orient the plane (v0, v1, v2) so that the origin is on the side its normal points to.
@@ -224,7 +265,7 @@ def _refine_portal(
     v3 = v1
     found = int(0)
     for _it in range(_PORTAL_FIND_ITERATIONS):
-        v3 = _mvertex(type_a, xform_a, scale_a, type_b, xform_b, scale_b, d, margin)
+        v3 = _mvertex(type_a, xform_a, scale_a, type_b, xform_b, scale_b, points, mesh_a, mesh_b, d, margin)
         if wp.dot(v3.m, d) <= 0.0:
             return _no_portal(v1)
         if wp.dot(wp.cross(v1.m, v3.m), v0) < 0.0:
@@ -242,7 +283,7 @@ def _refine_portal(
     n = _normalize_or(wp.cross(v2.m - v1.m, v3.m - v1.m), _normalize_or(-v0, wp.vec3(0.0, 0.0, 1.0)))
     for _it in range(_PORTAL_REFINE_ITERATIONS):
         n = _normalize_or(wp.cross(v2.m - v1.m, v3.m - v1.m), n)
-        v4 = _mvertex(type_a, xform_a, scale_a, type_b, xform_b, scale_b, n, margin)
+        v4 = _mvertex(type_a, xform_a, scale_a, type_b, xform_b, scale_b, points, mesh_a, mesh_b, n, margin)
         if wp.dot(v4.m, n) < 0.0:
             return _no_portal(v1)  # a support plane separates the origin from M
         if wp.dot(v4.m - v1.m, n) <= tol:
@@ -275,6 +316,9 @@ def convex_convex(
     type_b: int,
     xform_b: wp.transform,
     scale_b: wp.vec3,
+    points: wp.array(dtype=wp.vec3),
+    mesh_a: wp.vec2i,
+    mesh_b: wp.vec2i,
     margin: float,
 ) -> ContactPoint:
     """Penetration contact of two posed convex primitives by Minkowski portal refinement.
@@ -289,6 +333,7 @@ def convex_convex(
     Args:
         type_a, xform_a, scale_a: Shape ``a`` (any type with a :func:`support_local`).
         type_b, xform_b, scale_b: Shape ``b``.
+        points, mesh_a, mesh_b: Mesh vertices and the ranges of ``a`` and ``b`` in them (meshes only).
         margin: Contact margin (>= 0): the contact is valid when the separation is below it.
 
     Returns:
@@ -300,14 +345,16 @@ def convex_convex(
     v0 = wp.transform_get_translation(xform_b) - wp.transform_get_translation(xform_a)
     if wp.length(v0) <= tol:
         v0 = wp.vec3(tol, 0.0, 0.0)
-    p = _refine_portal(type_a, xform_a, scale_a, type_b, xform_b, scale_b, v0, margin, tol)
+    p = _refine_portal(type_a, xform_a, scale_a, type_b, xform_b, scale_b, points, mesh_a, mesh_b, v0, margin, tol)
     if p.hit == 0:
         return _empty_contact()
     for _pass in range(_RECENTRE_PASSES):
         depth = wp.dot(p.n, p.v1.m)
         if depth <= 2.0 * tol:
             break  # touching: the ray direction no longer matters
-        q = _refine_portal(type_a, xform_a, scale_a, type_b, xform_b, scale_b, -0.5 * depth * p.n, margin, tol)
+        q = _refine_portal(
+            type_a, xform_a, scale_a, type_b, xform_b, scale_b, points, mesh_a, mesh_b, -0.5 * depth * p.n, margin, tol
+        )
         if q.hit == 0 or wp.dot(q.n, q.v1.m) > depth:
             break  # keep the shallower (better) estimate
         p = q
@@ -315,10 +362,56 @@ def convex_convex(
 
 
 @wp.func
-def plane_ellipsoid_point(xform_plane: wp.transform, xform_e: wp.transform, scale_e: wp.vec3) -> wp.vec3:
+def plane_ellipsoid_point(
+    xform_plane: wp.transform, xform_e: wp.transform, scale_e: wp.vec3, points: wp.array(dtype=wp.vec3)
+) -> wp.vec3:
     """World point of an ellipsoid deepest below a plane: its support along the plane's ``-normal``."""
     n = wp.quat_rotate(wp.transform_get_rotation(xform_plane), wp.vec3(0.0, 0.0, 1.0))
-    return support_world(SHAPE_ELLIPSOID, xform_e, scale_e, -n)
+    return support_world(SHAPE_ELLIPSOID, xform_e, scale_e, -n, points, wp.vec2i(0, 0))
 
 
-__all__ = ["convex_convex", "plane_ellipsoid_point", "shape_size", "support_local", "support_world"]
+_PLANE_MESH_TILT = wp.constant(1.0)
+"""Tangent component of the tilted support directions of plane-mesh slots 1-4 (1: 45 degrees)."""
+
+
+@wp.func
+def plane_mesh_point(
+    xform_plane: wp.transform,
+    xform_m: wp.transform,
+    points: wp.array(dtype=wp.vec3),
+    mesh: wp.vec2i,
+    slot: int,
+) -> wp.vec4:
+    """Contact candidate ``slot`` (0-4) of a mesh's hull against a plane: slot 0 is the hull's support
+    along the plane's ``-n`` (its deepest vertex); slots 1-4 are its supports along ``-n`` tilted by
+    45 degrees towards the plane's +x, -x, +y, -y axes, which on a face lying on the plane are that
+    face's extreme corners (so a flat face rests on up to five points instead of rocking on one), and
+    above the plane elsewhere (the caller drops those by their separation).
+
+    Returns:
+        (world point, 1 when it is a new vertex, 0 when it repeats slot 0's).
+    """
+    rot = wp.transform_get_rotation(xform_plane)
+    n = wp.quat_rotate(rot, wp.vec3(0.0, 0.0, 1.0))
+    p0 = support_world(SHAPE_MESH, xform_m, wp.vec3(1.0), -n, points, mesh)
+    if slot == 0:
+        return wp.vec4(p0[0], p0[1], p0[2], 1.0)
+    axis = wp.vec3(0.0)
+    axis[(slot - 1) / 2] = 1.0 - 2.0 * float((slot - 1) % 2)
+    d = -n + _PLANE_MESH_TILT * wp.quat_rotate(rot, axis)
+    p = support_world(SHAPE_MESH, xform_m, wp.vec3(1.0), d, points, mesh)
+    fresh = 1.0
+    if wp.length_sq(p - p0) == 0.0:
+        fresh = 0.0
+    return wp.vec4(p[0], p[1], p[2], fresh)
+
+
+__all__ = [
+    "convex_convex",
+    "mesh_support_local",
+    "plane_ellipsoid_point",
+    "plane_mesh_point",
+    "shape_size",
+    "support_local",
+    "support_world",
+]

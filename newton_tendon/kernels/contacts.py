@@ -53,6 +53,8 @@ def collide_contact_slots(
     shape_contact_pairs: wp.array(dtype=wp.vec2i),
     contact_pair: wp.array(dtype=wp.int32),
     contact_sub: wp.array(dtype=wp.int32),
+    shape_mesh: wp.array(dtype=wp.vec2i),
+    mesh_points: wp.array(dtype=wp.vec3),
     margin: float,
     # State:
     body_q: wp.array(dtype=wp.transform),
@@ -80,7 +82,7 @@ def collide_contact_slots(
     detect = wp.max(margin, shape_gap[sa] + shape_gap[sb])
     cp = collide_slot(
         shape_type[sa], xa, shape_scale[sa], shape_type[sb], xb, shape_scale[sb], contact_sub[c],
-        detect + offset_a + offset_b,
+        detect + offset_a + offset_b, mesh_points, shape_mesh[sa], shape_mesh[sb],
     )  # fmt: skip
     contacts.valid[c] = cp.valid
     contacts.body_a[c] = ba

@@ -32,8 +32,9 @@ SHAPE_CAPSULE = wp.constant(2)
 SHAPE_BOX = wp.constant(3)
 SHAPE_CYLINDER = wp.constant(4)
 SHAPE_ELLIPSOID = wp.constant(5)
+SHAPE_MESH = wp.constant(6)
 
-SHAPE_TYPE_NAMES = {0: "plane", 1: "sphere", 2: "capsule", 3: "box", 4: "cylinder", 5: "ellipsoid"}
+SHAPE_TYPE_NAMES = {0: "plane", 1: "sphere", 2: "capsule", 3: "box", 4: "cylinder", 5: "ellipsoid", 6: "mesh"}
 
 # Body flags (bit field).
 BODY_DYNAMIC = wp.constant(0)

@@ -142,7 +142,7 @@ GUIDE_COLOR = np.array([0.35, 0.35, 0.38])
 class Visual:
     """One drawable primitive fixed to a body.
 
-    ``kind`` is one of "sphere", "box", "capsule", "cylinder", "plane", "ellipsoid"; ``size`` holds its
+    ``kind`` is one of "sphere", "box", "capsule", "cylinder", "plane", "ellipsoid", "mesh"; ``size`` holds its
     dimensions [m] with the model's shape convention (sphere (r, 0, 0); box and ellipsoid half extents;
     capsule/cylinder (r, half height, 0) along local Z; plane (half width, half length, 0), 0 =
     unbounded). ``xform`` is the primitive's frame in the body frame (world frame for body -1).
@@ -156,9 +156,11 @@ class Visual:
     color: np.ndarray
     name: str
     is_guide: bool = False
+    mesh: tuple | None = None
+    """A mesh shape's (vertices [V, 3], faces [F, 3]) in its frame; None for primitives."""
 
 
-_SHAPE_KINDS = {0: "plane", 1: "sphere", 2: "capsule", 3: "box", 4: "cylinder", 5: "ellipsoid"}
+_SHAPE_KINDS = {0: "plane", 1: "sphere", 2: "capsule", 3: "box", 4: "cylinder", 5: "ellipsoid", 6: "mesh"}
 
 
 def _axis_to_quat(axis: np.ndarray) -> np.ndarray:
@@ -199,7 +201,8 @@ def model_visuals(
                 color = STATIC_COLOR
                 world = int(worlds[s])
             label = model.shape_label[s] if s < len(model.shape_label) and model.shape_label[s] else f"shape_{s}"
-            out.append(Visual(_SHAPE_KINDS[int(types[s])], b, world, xforms[s], scales[s], color, label))
+            mesh = model.shape_mesh[s] if s < len(model.shape_mesh) else None
+            out.append(Visual(_SHAPE_KINDS[int(types[s])], b, world, xforms[s], scales[s], color, label, mesh=mesh))
     if marker_radius > 0.0 and model.body_count:
         shaped = set(model.shape_body.numpy().tolist()) if model.shape_count else set()
         com = model.body_com.numpy().astype(np.float64)

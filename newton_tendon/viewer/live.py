@@ -142,7 +142,7 @@ class ViewerViser:
             node = unique(f"/world_{w}/bodies/{_prim_name(_local_label(label))}")
             self.body_nodes[b] = scene.add_frame(node, show_axes=False)
         for vis in model_visuals(m, guides=self._guides, cable_width=geo.cable_width):
-            verts, faces = shape_mesh(vis.kind, vis.size)
+            verts, faces = shape_mesh(vis.kind, vis.size, mesh=vis.mesh)
             verts = transform_points(vis.xform, verts)
             color = tuple(int(c) for c in np.round(vis.color * 255.0))
             if vis.body >= 0:

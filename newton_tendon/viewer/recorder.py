@@ -242,6 +242,14 @@ class RecorderUSD:
             prim = UsdGeom.Cube.Define(stage, path)
             prim.CreateSizeAttr(2.0)
             half = (1.0, 1.0, 1.0)  # the scale op below makes it the box's half extents
+        elif kind == "mesh":
+            prim = UsdGeom.Mesh.Define(stage, path)
+            verts, faces = vis.mesh
+            prim.CreatePointsAttr(Vt.Vec3fArray.FromNumpy(np.ascontiguousarray(verts, dtype=np.float32)))
+            prim.CreateFaceVertexCountsAttr(Vt.IntArray.FromNumpy(np.full(len(faces), 3, dtype=np.int32)))
+            prim.CreateFaceVertexIndicesAttr(Vt.IntArray.FromNumpy(np.ascontiguousarray(faces, dtype=np.int32).ravel()))
+            prim.CreateSubdivisionSchemeAttr(UsdGeom.Tokens.none)
+            half = tuple(float(v) for v in size)
         elif kind in ("capsule", "cylinder"):
             prim = (UsdGeom.Capsule if kind == "capsule" else UsdGeom.Cylinder).Define(stage, path)
             r, h = float(size[0]), float(size[1])

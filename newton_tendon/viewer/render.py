@@ -142,7 +142,8 @@ def _scene_bounds(geo: SceneGeometry, visuals, worlds, offsets) -> tuple[np.ndar
             continue
         pose = geo.body_q[vis.body] if vis.body >= 0 else np.array([0, 0, 0, 0, 0, 0, 1.0])
         centre = transform_points(pose, transform_points(vis.xform, np.zeros(3)))
-        reach = float(np.linalg.norm(vis.size)) if vis.kind == "box" else float(vis.size[0] + vis.size[1])
+        boxy = vis.kind in ("box", "ellipsoid", "mesh")
+        reach = float(np.linalg.norm(vis.size)) if boxy else float(vis.size[0] + vis.size[1])
         shift = offsets[vis.world] if offsets is not None and vis.world >= 0 else 0.0
         pts.append(centre + shift - reach)
         pts.append(centre + shift + reach)
@@ -249,13 +250,20 @@ def _lathe(profile: list[tuple[float, float]], segments: int) -> tuple[np.ndarra
     return verts, faces
 
 
-def shape_mesh(kind: str, size, *, segments: int = 16, plane_half: float = 5.0) -> tuple[np.ndarray, np.ndarray]:
-    """Triangle mesh ``(vertices [V, 3] m, faces [F, 3] int)`` of a primitive in its own frame.
+def shape_mesh(
+    kind: str, size, *, segments: int = 16, plane_half: float = 5.0, mesh=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Triangle mesh ``(vertices [V, 3] m, faces [F, 3] int)`` of a primitive in its own frame (a
+    "mesh" shape returns its own ``mesh``).
 
     ``size`` follows the model's shape convention (see ``Model.shape_scale``); an unbounded plane
     (size 0) becomes a square of half size ``plane_half`` [m], split into a grid so that a camera
     inside it still sees the part in front of it.
     """
+    if kind == "mesh":
+        if mesh is None:
+            raise ValueError("shape_mesh: a mesh shape needs its mesh=(vertices, faces)")
+        return np.asarray(mesh[0], dtype=np.float64), np.asarray(mesh[1], dtype=np.int64)
     size = np.asarray(size, dtype=np.float64)
     rows = max(segments // 2, 3)
     if kind == "sphere":
@@ -428,7 +436,7 @@ def render_image(
     for vis in visuals:
         if not world_visible(worlds, vis.world):
             continue
-        verts, faces = shape_mesh(vis.kind, vis.size, plane_half=plane_half)
+        verts, faces = shape_mesh(vis.kind, vis.size, plane_half=plane_half, mesh=vis.mesh)
         local = transform_points(vis.xform, verts)
         pose = geo.body_q[vis.body] if vis.body >= 0 else np.array([0, 0, 0, 0, 0, 0, 1.0])
         world_pts = transform_points(pose, local)

@@ -435,7 +435,7 @@ BAD = [
     ("int32", _set(("shapes", 0, "collision_group"), 2**40), ValueError, "collision_group: 1099511627776 does not fit"),
     ("colour-count", _set(("body_color",), [0, 1]), ValueError, "body_color: must have 8 entries"),
     ("shape-body", _set(("shapes", 0, "body"), 99), ValueError, "shapes[0].body: 99 is out of range"),
-    ("shape-type", _set(("shapes", 0, "type"), "mesh"), ValueError, "shapes[0].type: unknown value 'mesh'"),
+    ("shape-type", _set(("shapes", 0, "type"), "sdf"), ValueError, "shapes[0].type: unknown value 'sdf'"),
     ("shape-radius", _set(("shapes", 0, "scale"), [0.0, 0.0, 0.0]), ValueError, "shapes[0].scale[0]: must be > 0"),
     ("restitution", _set(("shapes", 1, "restitution"), 1.5), ValueError, "shapes[1].restitution: must be <= 1.0"),
     ("filter-index", _set(("shape_filter_pairs", 0), [0, 50]), ValueError, "shape_filter_pairs[0][1]: 50 is out"),

@@ -136,7 +136,8 @@ def evaluate(device, queries, margin=0.0, slots=None):
     names = ["valid", "point_a", "point_b", "normal", "separation", "capacity"]
     dtypes = [int, wp.vec3, wp.vec3, wp.vec3, float, int]
     outputs = [wp.zeros(n, dtype=dt, device=device) for dt in dtypes]
-    wp.launch(collide.collide_slots_test_kernel, dim=n, inputs=inputs, outputs=outputs, device=device)
+    no_meshes = [wp.zeros(1, dtype=wp.vec3, device=device)] + [wp.zeros(0, dtype=wp.vec2i, device=device)] * 2
+    wp.launch(collide.collide_slots_test_kernel, dim=n, inputs=[*inputs, *no_meshes], outputs=outputs, device=device)
     data = {name: out.numpy().astype(np.float64) for name, out in zip(names, outputs, strict=True)}
     owner = np.array([r[0] for r in rows])
     results = []

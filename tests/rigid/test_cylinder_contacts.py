@@ -156,7 +156,8 @@ def _query(ta, xa, sa, tb, xb, sb, margin=0.01):
         wp.array(list(range(n)), dtype=int),
     ]
     outs = [wp.zeros(n, dtype=d) for d in (int, wp.vec3, wp.vec3, wp.vec3, float, int)]
-    wp.launch(collide.collide_slots_test_kernel, dim=n, inputs=[*ins, margin], outputs=outs, device="cpu")
+    no_meshes = [wp.zeros(1, dtype=wp.vec3), wp.zeros(0, dtype=wp.vec2i), wp.zeros(0, dtype=wp.vec2i)]
+    wp.launch(collide.collide_slots_test_kernel, dim=n, inputs=[*ins, margin, *no_meshes], outputs=outs, device="cpu")
     return [o.numpy() for o in outs]
 
 

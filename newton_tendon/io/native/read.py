@@ -180,8 +180,27 @@ _SCALE_POSITIVE = {
     int(T.SHAPE_CAPSULE): (0,),
     int(T.SHAPE_CYLINDER): (0, 1),
     int(T.SHAPE_ELLIPSOID): (0, 1, 2),
+    int(T.SHAPE_MESH): (0, 1, 2),
     int(T.SHAPE_PLANE): (),
 }
+
+
+def _mesh(v, p: str):
+    """A mesh shape's {"vertices": [[x, y, z], ...], "faces": [[i, j, k], ...]} as float32/int32 arrays."""
+    f = _Fields(v, p)
+    verts = f("vertices", _array)
+    faces = f("faces", _array)
+    f.done()
+    try:
+        va = np.asarray(verts, dtype=np.float32)
+        fa = np.asarray(faces, dtype=np.int64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{p}: vertices must be [V, 3] numbers and faces [F, 3] integers") from None
+    if va.ndim != 2 or va.shape[1] != 3 or len(va) < 4 or not np.isfinite(va).all():
+        raise ValueError(f"{p}.vertices: must be [V, 3] finite numbers with V >= 4")
+    if fa.ndim != 2 or fa.shape[1] != 3 or len(fa) < 4 or fa.min() < 0 or fa.max() >= len(va):
+        raise ValueError(f"{p}.faces: must be [F, 3] indices into vertices with F >= 4")
+    return va, fa.astype(np.int32)
 
 
 def _read_shapes(v, p: str, b: ModelBuilder):
@@ -203,6 +222,9 @@ def _read_shapes(v, p: str, b: ModelBuilder):
         # Optional (documents written before these fields existed hold neither: both 0).
         margin = f("margin", _float, 0.0) if f.has("margin") else 0.0
         gap = f("gap", _float, 0.0) if f.has("gap") else 0.0
+        mesh = None
+        if stype == int(T.SHAPE_MESH):
+            mesh = f("mesh", _mesh)
         f.done()
         if body >= 0:
             _check_entity_world(
@@ -224,6 +246,7 @@ def _read_shapes(v, p: str, b: ModelBuilder):
         b.shape_gap.append(gap)
         b.shape_world.append(world)
         b.shape_label.append(label)
+        b.shape_mesh.append(mesh)
 
 
 def _read_pairs(v, p: str, count: int, what: str) -> set:
@@ -259,8 +282,10 @@ def _read_joints(v, p: str, b: ModelBuilder):
         dof_dim = tuple(T.JOINT_DOF_DIM[jtype])
         if jtype == T.JOINT_D6:
             dd = f("dof_dim", _array, 2)
-            dof_dim = (_int(dd[0], f"{f.path}.dof_dim[0]", 0, 3, "linear axis count"),
-                       _int(dd[1], f"{f.path}.dof_dim[1]", 0, 3, "angular axis count"))
+            dof_dim = (
+                _int(dd[0], f"{f.path}.dof_dim[0]", 0, 3, "linear axis count"),
+                _int(dd[1], f"{f.path}.dof_dim[1]", 0, 3, "angular axis count"),
+            )
         dofs = f("dofs", _array, sum(dof_dim) if jtype == T.JOINT_D6 else T.JOINT_DOF_COUNT[jtype])
         f.done()
         _check_entity_world(

@@ -50,6 +50,7 @@ BUILDER_FIELDS = frozenset(
         "shape_gap",
         "shape_world",
         "shape_label",
+        "shape_mesh",
         "shape_filter_pairs",
         "body_filter_pairs",
         # joints[] (with dofs[]), articulations[]

@@ -36,6 +36,15 @@ from .validate import _check_path_arg
 # Writing: builder -> JSON-ready dict. Values are written as found; validation happens after.
 
 
+
+def _mesh_fields(mesh) -> dict:
+    """A mesh shape's "mesh": its vertices [m] (float32 values, written exactly) and triangles."""
+    if mesh is None:
+        return {}
+    verts, faces = mesh
+    return {"mesh": {"vertices": [_nums(v) for v in np.asarray(verts, dtype=np.float64)],
+                     "faces": [[int(k) for k in f] for f in faces]}}  # fmt: skip
+
 def _num(x) -> Any:
     """A float as JSON: a number, or "inf"/"-inf"/"nan" (rejected later by validation where not allowed)."""
     v = float(x)
@@ -114,6 +123,7 @@ def to_dict(builder: ModelBuilder) -> dict:
             "has_collision": bool(b.shape_has_collision[i]),
             "margin": _num(b.shape_margin[i]),
             "gap": _num(b.shape_gap[i]),
+            **_mesh_fields(b.shape_mesh[i]),
         }
         for i in range(b.shape_count)
     ]
