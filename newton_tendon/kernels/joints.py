@@ -670,11 +670,13 @@ def _make_solve_joints(universal: bool, armature: bool):
         lin_drive = wp.vec3i(0)
         lin_lam = wp.vec3(0.0)
         d_lock = d
+        along = wp.vec3(0.0)
         for k in range(n_lin):
             a_w = wp.quat_rotate(rot_p, joints.axis[ds + k])
             lin_axes[k] = a_w
             q = wp.dot(d, a_w)
             d_lock = d_lock - a_w * q
+            along = along + a_w * q
             mode = int(1)
             rhs = float(0.0)
             if has_coord:
@@ -780,7 +782,11 @@ def _make_solve_joints(universal: bool, armature: bool):
                     any_row = True
                     err_ang = err_ang + ang_axes[k] * rhs
         if any_row or wp.length(d_lock) > 1.0e-9 or wp.length(err_ang) > 1.0e-9:
-            r_p = x_p - wp.transform_point(q_p, bp.com_p)
+            # The parent's arm reaches the point of its line (or plane) that the child anchor is at:
+            # along a linear axis the anchors are q apart, and turning the parent swings its axis
+            # about its COM at that point, not at its own anchor (an arm short by q made a slider
+            # far out on a turning arm gain energy and blow up).
+            r_p = x_p + along - wp.transform_point(q_p, bp.com_p)
             r_c = x_c - wp.transform_point(q_c, bp.com_c)
             ddx_p, ddth_p, ddx_c, ddth_c, dlam_lin, dlam_ang, ok = joint_block_correction(
                 bp,

@@ -201,17 +201,21 @@ def _make_add_joint(universal: bool, armature: bool):
         jf = joint_frame(bodies, joints, j, body_q)
         if wp.static(universal):
             jf = universal_frame(joints, j, jf)
+        c_lin, p_lin = joint_linear_error(joints, j, jf)
         b = joints.child[j]
         x_b = jf.x_c
         side = float(1.0)
         if not side_child:
             b = joints.parent[j]
-            x_b = jf.x_p
+            # The parent's point that the child anchor is at: along the free linear axes the anchors
+            # are q apart (d - P d), and turning the parent swings its axis about its COM there, not
+            # at its own anchor (an arm short by q let a slider flung out along a turning arm gain
+            # energy without bound). Without linear axes P = 1 and this is the parent's anchor.
+            x_b = jf.x_p + ((jf.x_c - jf.x_p) - c_lin)
             side = -1.0
         r = x_b - wp.transform_point(body_q[b], bodies.com[b])
 
         k_lin = duals.rho_lin[j] * jf.m_eff * inv_h2
-        c_lin, p_lin = joint_linear_error(joints, j, jf)
         lam = duals.lam[j]
         f_lin = c_lin * k_lin + p_lin * wp.spatial_top(lam)
         fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, f_lin * side, k_lin, p_lin)
