@@ -580,7 +580,7 @@ MALFORMED = [
     (
         scene(world='<body><geom type="mesh" mesh="m"/></body>'),
         ValueError,
-        r":5: <geom>: geom type 'mesh' is not supported",
+        r":5: <geom>: unknown mesh 'm'",
     ),
     (scene(world="<composite/>"), ValueError, r":5: <composite>: unsupported element"),
     (
@@ -589,9 +589,9 @@ MALFORMED = [
         r":8: <connect>: unsupported equality",
     ),
     (
-        scene(world='<body><joint frictionloss="1"/><geom size="0.1"/></body>'),
+        scene(world='<body><joint type="ball" frictionloss="1"/><geom size="0.1"/></body>'),
         ValueError,
-        r":5: <joint>: attribute frictionloss='1'",
+        r":5: <joint>: the joint is a ball joint; frictionloss needs a hinge or slide here",
     ),
     (
         scene(world='<body><joint foo="1"/><geom size="0.1"/></body>'),
@@ -599,7 +599,7 @@ MALFORMED = [
         r":5: <joint>: unsupported attribute 'foo'",
     ),
     (
-        scene(world='<body name="two"><joint/><joint/><geom size="0.1"/></body>'),
+        scene(world='<body name="two"><joint/><freejoint/><geom size="0.1"/></body>'),
         ValueError,
         r":5: <body name='two'>: has 2 joints",
     ),

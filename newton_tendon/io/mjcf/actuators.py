@@ -64,7 +64,7 @@ def actuator(imp, el):
         if any(v != 0.0 for v in gain[1:]):
             imp.fail(el, "only gainprm[0] is supported")
         g0, (b0, b1, b2) = gain[0], bias
-        if dyn == "filter" and "tendon" in a:
+        if dyn == "filter":
             # MuJoCo integrates this filter with the step's Euler update; the tendon's activation is
             # the exact first-order filter ('filterexact'): the same time constant, O(dt/tau) apart.
             imp.unsupported(el, "Euler actuator filter")
@@ -86,10 +86,65 @@ def actuator(imp, el):
             dict(kind=el.tag, gear=gear, g0=g0, b0=b0, b1=b1, b2=b2, tau=tau, ctrl=ctrl, force=force),
         )
     )
-    if target == "tendon":
+    if target == "joint" and (force is not None or tau != 0.0):
+        # A force bound or an activation filter: drive the joint through a one-joint fixed tendon
+        # (length = the coordinate, coefficient 1), whose actuator has both. MuJoCo's joint
+        # transmission is that tendon's: the actuator length is gear * q either way, and the force
+        # gear * F reaches the joint through the coefficient 1.
+        jname = a["joint"]
+        key = implicit_tendon(imp, el, jname)
+        target, tname = "tendon", key
+        imp.pending_actuators[-1] = (el, name, "tendon", key, imp.pending_actuators[-1][4])
+        tendon_actuator(imp, el, name, key, gear, g0, b0, b1, b2, tau, ctrl, force)
+    elif target == "tendon":
         tendon_actuator(imp, el, name, a["tendon"], gear, g0, b0, b1, b2, tau, ctrl, force)
     else:
         joint_actuator(imp, el, name, a["joint"], gear, g0, b0, b1, b2, tau, force)
+
+
+def implicit_tendon(imp, el, jname: str) -> str:
+    """The key of the one-joint fixed tendon that carries joint ``jname``'s actuator or dry friction
+    (created by ``make_implicit_tendons`` once the joints exist; labelled ``<joint>/transmission``)."""
+    key = f"{jname}/transmission"
+    entry = imp.implicit_tendons.setdefault(key, {"joint": jname, "el": el, "friction_loss": 0.0})
+    entry.setdefault("el", el)
+    return key
+
+
+def make_implicit_tendons(imp):
+    """Add the one-joint fixed tendons of ``implicit_tendon`` (coefficient 1 on the joint's
+    coordinate): the friction loss of a joint's ``frictionloss`` and the drive of a joint actuator
+    with a force range or a filter. Nothing else: no limit, spring or damper (the joint keeps
+    those)."""
+    b = imp.scratch
+    for key, entry in imp.implicit_tendons.items():
+        el, jname = entry["el"], entry["joint"]
+        if key in imp.tendon_index:
+            imp.fail(el, f"a tendon is already named {_q(key)}")
+        if "ref" in entry:
+            j, dof, jtype = entry["ref"]
+        elif jname in imp.joint_index:
+            j, dof, jtype = imp.joint_index[jname], imp.joint_dof.get(jname, 0), imp.joint_type[jname]
+        else:
+            imp.fail(el, f"unknown joint {_q(jname)}")
+        if jtype not in ("hinge", "slide"):
+            what = "an actuator" if key in imp.tendon_drive else "frictionloss"
+            joint = f"joint {_q(jname)}" if jname is not None else "the joint"
+            imp.fail(el, f"{joint} is a {jtype} joint; {what} needs a hinge or slide here")
+        props = {"friction_loss": entry["friction_loss"]}
+        drive = imp.tendon_drive.get(key)
+        if drive is not None:
+            props.update(drive["props"])
+        t = imp._add(
+            el,
+            b.add_fixed_tendon,
+            [j],
+            [1.0],
+            axes=[dof],
+            label=key,
+            **props,
+        )
+        imp.tendon_index[key] = t
 
 
 def tendon_actuator(imp, el, name, tname, gear, g0, b0, b1, b2, tau, ctrl, force):
@@ -121,12 +176,8 @@ def joint_actuator(imp, el, name, jname, gear, g0, b0, b1, b2, tau, force):
     it adds to the joint drive."""
     if jname in imp.joint_drive:
         imp.fail(el, f"joint {_q(jname)} already has the actuator {_q(imp.joint_drive[jname]['name'])}")
-    if force is not None:
-        imp.unsupported(el, "joint actuator force range")
     if b0 != 0.0:
         imp.fail(el, "biased joint actuators (biasprm[0] != 0) are not supported")
-    if tau != 0.0:
-        imp.unsupported(el, "joint actuator filter")
     g2 = gear * gear
     if b1 == 0.0 and b2 == 0.0:
         mode = "motor"

@@ -257,18 +257,25 @@ def joint(imp, entry, body, parent, parent_base):
             j = imp._add(jel, b.add_joint_free, body, label=label)
         _register_joint(imp, jel, name, j, jtype)
         return
+    j = single_joint(imp, jel, ja, jtype, parent, body, parent_base, label)
+    _register_joint(imp, jel, name, j, jtype)
+
+
+def single_joint(imp, jel, ja, jtype, parent, child, parent_base, label) -> int:
+    """One hinge, slide or ball ``<joint>`` between ``parent`` and ``child`` (whose frame sits at
+    ``parent_base`` in the parent's frame when the joint is at its reference): a revolute, prismatic
+    or ball joint at the joint's ``pos``, with its limits, spring, damper and armature."""
+    b = imp.scratch
     dof = joint_dof(imp, jel, ja, jtype)
     parent_xform, child_xform = joint_frames(parent_base, dof["pos"], [(dof, jtype)] if jtype != "ball" else [])
     if jtype == "ball":
-        j = imp._add(jel, b.add_joint_ball, parent, body, parent_xform, child_xform, label=label)
-        _register_joint(imp, jel, name, j, jtype)
-        return
+        return imp._add(jel, b.add_joint_ball, parent, child, parent_xform, child_xform, label=label)
     add = b.add_joint_revolute if jtype == "hinge" else b.add_joint_prismatic
-    j = imp._add(
+    return imp._add(
         jel,
         add,
         parent,
-        body,
+        child,
         parent_xform,
         child_xform,
         dof["axis"],
@@ -281,7 +288,62 @@ def joint(imp, entry, body, parent, parent_base):
         armature=dof["armature"],
         label=label,
     )
-    _register_joint(imp, jel, name, j, jtype)
+
+
+CHAIN_LINK_SHARE = 0.01
+"""Share of a body's mass and inertia that each virtual link of a joint chain (``joint_chain``) takes."""
+
+
+def joint_chain(imp, entry, body, parent, parent_base, why: str):
+    """Several joints of one body that one D6 joint cannot hold (``why``), as MuJoCo composes them:
+    the body turns and slides by each joint in document order, each about its own position and axis
+    in the frame the previous joints moved. That is a chain: joint k links a virtual body k - 1 (the
+    parent for k = 0) to virtual body k (the body itself for the last), every virtual body sitting at
+    the body's pose when the joints are at their reference. Each MJCF joint keeps its own limits,
+    spring, damper, armature and actuator, and its coordinate is MuJoCo's qpos.
+
+    Our solvers move bodies, not joint coordinates, so a virtual body needs mass: each takes
+    ``CHAIN_LINK_SHARE`` (1 %) of the body's mass and inertia about its centre of mass, and the body
+    keeps the rest. The total is unchanged and exact when the joints move together; a joint alone
+    sees its link 1 % lighter or heavier than MuJoCo's massless one (docs/mjcf.md). The virtual
+    bodies have no shapes and are labelled ``<body>/<joint>``; the parent and the body are excluded
+    from colliding, as MuJoCo excludes a parent and its child."""
+    b = imp.scratch
+    el = entry["el"]
+    joints = entry["joints"]
+    kinds = [joint_kind(imp, jel, ja) for jel, ja in joints]
+    if "free" in kinds:
+        imp.fail(el, f"has {len(kinds)} joints: a free joint cannot be combined with other joints in one body")
+    logger.debug("%s: %s; composed as a chain of %d joints", imp.doc.where(el), why, len(joints))
+    share = CHAIN_LINK_SHARE
+    mass = b.body_mass[body]
+    inertia = np.asarray(b.body_inertia[body], dtype=np.float64)
+    com = b.body_com[body]
+    pose = tuple(float(x) for x in b.body_q[body])
+    links = []
+    for (jel, ja), _kind in zip(joints[:-1], kinds[:-1], strict=True):
+        jname = ja.get("name") or f"joint_{len(links)}"
+        link = imp._add(
+            jel,
+            b.add_link,
+            xform=pose,
+            mass=share * mass,
+            inertia=share * inertia,
+            com=com,
+            lock_inertia=True,
+            label=f"{entry['name'] or 'body'}/{jname}",
+        )
+        links.append(link)
+        imp.virtual_links[link] = body
+    b.body_mass[body] = mass * (1.0 - share * len(links))
+    b.body_inertia[body] = inertia * (1.0 - share * len(links))
+    chain = [parent, *links, body]
+    for k, ((jel, ja), kind) in enumerate(zip(joints, kinds, strict=True)):
+        base = parent_base if k == 0 else hm.IDENTITY
+        j = single_joint(imp, jel, ja, kind, chain[k], chain[k + 1], base, ja.get("name"))
+        _register_joint(imp, jel, ja.get("name"), j, kind)
+    if parent >= 0:
+        imp.excludes.append((parent, body))
 
 
 def joint_kind(imp, jel, ja) -> str:
@@ -299,16 +361,21 @@ def joint_dof(imp, jel, ja, jtype) -> dict:
     coordinate at the body's pose in the file, ``joint_frames``)."""
     frame = ja.pop("_frame", hm.IDENTITY)
     name = ja.get("name")
-    if "frictionloss" not in imp.disabled:  # with the flag off, MuJoCo ignores it too
-        imp.zero(jel, ja, "frictionloss", why="is not supported on joints")
+    friction = imp.real(jel, ja, "frictionloss", lo=0.0)
+    if friction > 0.0 and "frictionloss" not in imp.disabled:  # with the flag off, MuJoCo ignores it too
+        imp.frictionloss_of[id(jel)] = friction
     if imp.real(jel, ja, "margin") != 0.0:
         imp.unsupported(jel, "joint margin")
     if imp.flag(jel, ja, "actuatorfrclimited", "auto") == "true" or (
         "actuatorfrcrange" in ja and imp.flag(jel, ja, "actuatorfrclimited", "auto") == "auto" and imp.autolimits
     ):
         imp.fail(jel, "actuatorfrcrange (a bound on actuator forces) is not supported")
+    springdamper = None
     if ja.get("springdamper") is not None:
-        imp.zero(jel, ja, "springdamper", why="is not supported")
+        tc, dr = imp.floats(jel, ja, "springdamper", 2)
+        if tc > 0.0 and dr > 0.0:
+            springdamper = (tc, dr)
+            imp.springdamper_of[id(jel)] = springdamper
     if ja.get("actuatorgravcomp", "false") != "false":
         imp.fail(jel, "actuatorgravcomp is not supported")
     jpos = imp.floats(jel, ja, "pos", 3, default=(0.0, 0.0, 0.0))
@@ -333,6 +400,10 @@ def joint_dof(imp, jel, ja, jtype) -> dict:
         lo, hi = rng[0] * scale, rng[1] * scale
     stiffness = imp.real(jel, ja, "stiffness", lo=0.0)
     damping = imp.real(jel, ja, "damping", lo=0.0)
+    if springdamper is not None:
+        # MuJoCo replaces both by the spring and damper of the given time constant and damping ratio
+        # (``spring_dampers`` adds them once every body is in place).
+        stiffness = damping = 0.0
     armature = imp.real(jel, ja, "armature", lo=0.0)
     springref = imp.real(jel, ja, "springref") * scale
     dof["ref"] = imp.real(jel, ja, "ref") * scale
@@ -345,7 +416,8 @@ def joint_dof(imp, jel, ja, jtype) -> dict:
             imp.fail(jel, f"joint damping and the velocity actuator {_q(drive['name'])} both set its damping")
         ke += drive.get("ke", 0.0)
         kd += drive.get("kd", 0.0)
-    dof.update(lo=lo, hi=hi, ke=ke, kd=kd, target_pos=springref if stiffness > 0.0 else 0.0, armature=armature)
+    sprung = stiffness > 0.0 or springdamper is not None
+    dof.update(lo=lo, hi=hi, ke=ke, kd=kd, target_pos=springref if sprung else 0.0, armature=armature)
     return dof
 
 
@@ -367,32 +439,15 @@ def multi_joint(imp, entry, body, parent, parent_base):
     b = imp.scratch
     el = entry["el"]
     kinds = [joint_kind(imp, jel, ja) for jel, ja in entry["joints"]]
-    where = f"has {len(kinds)} joints ({', '.join(kinds)})"
-    if any(k in ("ball", "free") for k in kinds):
-        imp.fail(el, f"{where}: a ball or free joint cannot be combined with other joints in one body")
+    why = d6_obstacle(imp, entry, kinds)
+    if why is not None:
+        joint_chain(imp, entry, body, parent, parent_base, why)
+        return
     hinges = kinds.count("hinge")
-    if hinges and kinds[-hinges:] != ["hinge"] * hinges:
-        imp.fail(el, f"{where}: a hinge before a slide is not supported (MuJoCo then slides along turned axes)")
     dofs = [joint_dof(imp, jel, ja, k) for (jel, ja), k in zip(entry["joints"], kinds, strict=True)]
     turns = dofs[len(dofs) - hinges :]
     anchor = common_point(turns)
-    if anchor is None:
-        imp.fail(
-            el,
-            f"{where}: the hinges' axis lines do not meet in one point, so they cannot be one joint here; "
-            "split the body into a chain of bodies",
-        )
-    for i, d in enumerate(turns):
-        for prev in turns[:i]:
-            if abs(float(np.dot(d["axis"], prev["axis"]))) > 1.0e-6:
-                imp.fail(el, f"{where}: hinge axes {prev['axis']} and {d['axis']} are not orthogonal")
-        if d["ref"] != 0.0 and i < len(turns) - 1:
-            imp.fail(el, f"{where}: ref on a hinge other than the body's last is not supported")
     slides = [d for d, k in zip(dofs, kinds, strict=True) if k == "slide"]
-    for i, d in enumerate(slides):
-        for prev in slides[:i]:
-            if abs(float(np.dot(d["axis"], prev["axis"]))) > 1.0e-6:
-                imp.fail(el, f"{where}: slide axes {prev['axis']} and {d['axis']} are not orthogonal")
     if not hinges:
         anchor = (0.0, 0.0, 0.0)
     parent_xform, child_xform = joint_frames(parent_base, anchor, list(zip(dofs, kinds, strict=True)))
@@ -425,6 +480,45 @@ def multi_joint(imp, entry, body, parent, parent_base):
     )
     for k, ((jel, ja), kind) in enumerate(zip(entry["joints"], kinds, strict=True)):
         _register_joint(imp, jel, ja.get("name"), j, kind, dof=k)
+
+
+def d6_obstacle(imp, entry, kinds) -> str | None:
+    """Why the joints of a body cannot be one D6 joint (``multi_joint``), or None when they can. Reads
+    the joints' attributes without consuming them (``joint_dof`` runs again on the chosen path)."""
+    if any(k in ("ball", "free") for k in kinds):
+        return "a ball or free joint among several"
+    hinges = kinds.count("hinge")
+    if hinges and kinds[-hinges:] != ["hinge"] * hinges:
+        return "a hinge before a slide (MuJoCo then slides along turned axes)"
+    dofs = []
+    seen = {k: list(v) for k, v in imp.unsupported_seen.items()}
+    for (jel, ja), k in zip(entry["joints"], kinds, strict=True):
+        dofs.append(joint_dof(imp, jel, dict(ja), k))
+    imp.unsupported_seen = seen  # a probe: the chosen path reads the joints again and reports them
+    turns = dofs[len(dofs) - hinges :]
+    if common_point(turns) is None:
+        return "the hinges' axis lines do not meet in one point"
+    for i, d in enumerate(turns):
+        for prev in turns[:i]:
+            if abs(float(np.dot(d["axis"], prev["axis"]))) > 1.0e-6:
+                return f"hinge axes {prev['axis']} and {d['axis']} are not orthogonal"
+        if d["ref"] != 0.0 and i < len(turns) - 1:
+            return "ref on a hinge other than the body's last"
+    if len(turns) == 3:
+        names = [ja.get("name") for (_jel, ja), k in zip(entry["joints"], kinds, strict=True) if k == "hinge"]
+        hinge_els = [jel for (jel, _ja), k in zip(entry["joints"], kinds, strict=True) if k == "hinge"]
+        if (
+            any(d["lo"] is not None or d["ke"] > 0.0 or d["kd"] > 0.0 or d["armature"] > 0.0 for d in turns)
+            or any(n in imp.joint_drive or f"{n}/transmission" in imp.implicit_tendons for n in names if n is not None)
+            or any(id(jel) in imp.frictionloss_of or id(jel) in imp.springdamper_of for jel in hinge_els)
+        ):
+            return "limits, springs, dampers, armature, friction or actuators on three hinges"
+    slides = [d for d, k in zip(dofs, kinds, strict=True) if k == "slide"]
+    for i, d in enumerate(slides):
+        for prev in slides[:i]:
+            if abs(float(np.dot(d["axis"], prev["axis"]))) > 1.0e-6:
+                return f"slide axes {prev['axis']} and {d['axis']} are not orthogonal"
+    return None
 
 
 def common_point(hinges) -> tuple | None:
@@ -475,6 +569,88 @@ def joint_frames(parent_base, anchor, dofs) -> tuple[tuple, tuple]:
     return parent_xform, child_xform
 
 
+def spring_dampers(imp):
+    """Joints with ``springdamper="timeconst dampratio"`` (both > 0): MuJoCo's compiler sets their
+    stiffness k and damping b so that the joint is a mass-spring-damper of that time constant and
+    damping ratio with the joint's effective inertia at the reference pose,
+
+        I = 1 / (M^-1)_ii,   k = I / (timeconst^2 dampratio^2),   b = 2 I / timeconst,
+
+    where M is the joint-space mass matrix at qpos0 (armature on its diagonal): the inertia the joint
+    feels with every other joint free (measured against MuJoCo 4.0's ``jnt_stiffness`` and
+    ``dof_damping`` on dm_control's dog, where it equals ``1 / dof_invweight0``).
+
+    M = sum over bodies of m J_v^T J_v + J_w^T I J_w, with the Jacobian columns of the joints above
+    each body: an angular axis a through anchor p gives (w, v) = (a, a x (c - p)) at the body's centre
+    of mass c, a linear axis a gives (0, a). A virtual link of a joint chain (``joint_chain``) lends
+    its mass back to its body here, so M is MuJoCo's. (M^-1)_ii does not depend on how the other
+    joints are parameterised, so free and ball joints use any basis."""
+    if not imp.springdampers:
+        return
+    b = imp.scratch
+    nj = b.joint_count
+    start = np.zeros(nj + 1, dtype=np.int64)
+    for j in range(nj):
+        start[j + 1] = start[j] + b._joint_dof_count(j)
+    nv = int(start[-1])
+    owner = {link: body for link, body in imp.virtual_links.items()}
+    mass = np.asarray(b.body_mass, dtype=np.float64).copy()
+    inertia = np.asarray(b.body_inertia, dtype=np.float64).reshape(-1, 3, 3).copy()
+    for link, body in owner.items():
+        mass[body] += mass[link]
+        inertia[body] += inertia[link]
+        mass[link] = 0.0
+        inertia[link] = 0.0
+    joint_of = {b.joint_child[j]: j for j in range(nj)}
+    # Jacobian columns per joint: (dof, angular?, world axis, anchor).
+    columns = {}
+    for j in range(nj):
+        child = b.joint_child[j]
+        frame = hm.transform_mul(tuple(float(x) for x in b.body_q[child]), tuple(float(x) for x in b.joint_X_c[j]))
+        n_lin, n_ang = b.joint_dof_dim[j]
+        cols = []
+        for k in range(n_lin + n_ang):
+            d = int(start[j]) + k
+            axis = np.asarray(hm.quat_rotate(frame[3:], b.joint_axis[d]), dtype=np.float64)
+            cols.append((d, k >= n_lin, axis, np.asarray(frame[:3], dtype=np.float64)))
+        columns[j] = cols
+    m_mat = np.zeros((nv, nv))
+    for body in range(b.body_count):
+        if mass[body] <= 0.0:
+            continue
+        pose = tuple(float(x) for x in b.body_q[body])
+        c = np.asarray(hm.transform_point(pose, b.body_com[body]), dtype=np.float64)
+        r = quat_to_matrix(pose[3:])
+        inertia_w = r @ inertia[body] @ r.T
+        jv = np.zeros((3, nv))
+        jw = np.zeros((3, nv))
+        node = body
+        while node in joint_of:
+            j = joint_of[node]
+            for d, angular, axis, anchor in columns[j]:
+                if angular:
+                    jw[:, d] = axis
+                    jv[:, d] = np.cross(axis, c - anchor)
+                else:
+                    jv[:, d] = axis
+            node = b.joint_parent[j]
+            if node < 0:
+                break
+        m_mat += mass[body] * jv.T @ jv + jw.T @ inertia_w @ jw
+    m_mat += np.diag(np.asarray(b.joint_armature, dtype=np.float64)[:nv])
+    try:
+        m_inv = np.linalg.inv(m_mat)
+    except np.linalg.LinAlgError:
+        imp.fail(imp.springdampers[0][0], "springdamper: the joint-space mass matrix at the reference pose is singular")
+    for el, j, k, tc, dr in imp.springdampers:
+        d = int(start[j]) + k
+        eff = 1.0 / m_inv[d, d]
+        if not (np.isfinite(eff) and eff > 0.0):
+            imp.fail(el, "springdamper: the joint's effective inertia at the reference pose is not positive")
+        b.joint_target_ke[d] += eff / (tc * tc * dr * dr)
+        b.joint_target_kd[d] += 2.0 * eff / tc
+
+
 def check_moving_body(imp, el, body):
     """MuJoCo 4.0 rejects a moving body whose mass or any principal inertia is below mjMINVAL
     (``MJ_MINVAL``); a zero inertia would freeze its rotation here (a zero inverse inertia).
@@ -497,7 +673,16 @@ def check_moving_body(imp, el, body):
 def _register_joint(imp, el, name, j, jtype, dof=0):
     """Record a named joint's index, MJCF type and coordinate within that joint (``dof``: nonzero
     for the later MJCF joints of a body composed into one D6 joint); fixed tendons and actuators
-    name joints."""
+    name joints. A joint with a ``springdamper`` is queued for ``spring_dampers``."""
+    if id(el) in imp.springdamper_of:
+        imp.springdampers.append((el, j, dof, *imp.springdamper_of[id(el)]))
+    if id(el) in imp.frictionloss_of:
+        # Dry friction on the coordinate: a one-joint fixed tendon's friction loss (the same
+        # generalized force bound as MuJoCo's joint frictionloss).
+        key = f"{name if name is not None else f'joint_{j}_{dof}'}/transmission"
+        entry = imp.implicit_tendons.setdefault(key, {"joint": name, "el": el, "friction_loss": 0.0})
+        entry["friction_loss"] = imp.frictionloss_of[id(el)]
+        entry["ref"] = (j, dof, jtype)
     if name is not None:
         if name in imp.joint_index:
             imp.fail(el, "duplicate joint name")

@@ -4,9 +4,12 @@ conaffinity bits and the exclusions imply."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from newton_tendon import _hostmath as hm
+from newton_tendon.io.mesh_files import load_mesh
 
 from .attributes import _ORIENTATION
 from .document import _q
@@ -24,10 +27,10 @@ def geom(imp, el, a, body, frame):
         ("plane", "sphere", "capsule", "cylinder", "box", "ellipsoid", "mesh", "hfield", "sdf"),
         "sphere",
     )
-    if gtype in ("mesh", "sdf"):
-        imp.fail(el, f"geom type {_q(gtype)} is not supported (use sphere, box, capsule, cylinder, ellipsoid or plane)")
-    if "mesh" in a:
-        imp.fail(el, "attribute mesh is not supported")
+    if gtype == "sdf":
+        imp.fail(el, "geom type 'sdf' is not supported (use a mesh or a primitive)")
+    if "mesh" in a and gtype != "mesh":
+        imp.fail(el, f"fitting a {gtype} to a mesh (attribute mesh on a {gtype} geom) is not supported")
     if "hfield" in a and gtype != "hfield":
         imp.fail(el, "attribute hfield is only used by hfield geoms")
     if any(v != 0.0 for v in imp.floats(el, a, "margin", 1, default=(0.0,))):
@@ -89,6 +92,9 @@ def geom(imp, el, a, body, frame):
     elif gtype == "ellipsoid":
         need(3)
         s = imp._add(el, b.add_shape_ellipsoid, body, pose, *size[:3], **kw)
+    elif gtype == "mesh":
+        verts, faces, mode = mesh_data(imp, el, a)
+        s = imp._add(el, b.add_shape_mesh, body, pose, verts, faces, inertia=mode, **kw)
     else:
         if half is None:
             need(2)
@@ -123,6 +129,81 @@ def flat_height_field(imp, el, a, body, pose, kw) -> int:
     kw = {k: v for k, v in kw.items() if k not in ("density", "mass")}
     return imp._add(el, imp.scratch.add_shape_box, -1, hm.transform_mul(pose, base),
                     size[0], size[1], 0.5 * size[3], **kw)  # fmt: skip
+
+
+def meshes(imp, asset_el):
+    """``<asset><mesh>``: name -> (element, attributes over its default class); the file is read when a
+    geom first uses the mesh (``mesh_data``). The name defaults to the file name without extension."""
+    for c in asset_el.children:
+        if c.tag != "mesh":
+            continue
+        a = imp.attrs(c, None, "mesh")
+        name = a.get("name")
+        if name is None and "file" in a:
+            name = os.path.splitext(os.path.basename(a["file"]))[0]
+        if name is None:
+            imp.fail(c, "a mesh needs a name or a file")
+        if name in imp.meshes:
+            imp.fail(c, "duplicate mesh name")
+        imp.meshes[name] = (c, a)
+
+
+def mesh_data(imp, gel, ga) -> tuple:
+    """The (vertices [m], faces, inertia mode) of the ``<mesh>`` a mesh geom names, as MuJoCo 4.0 reads
+    it: from ``file`` (STL or OBJ; a relative path is under ``meshdir``, else ``assetdir``, relative to
+    the main file's folder) or from ``vertex``/``face``, times ``scale`` (an odd number of negative
+    factors turns the faces over, keeping them outward). ``inertia`` is "legacy" (MuJoCo's default)
+    or "exact"; "convex" and "shell" are rejected."""
+    if "mesh" not in ga:
+        imp.fail(gel, "a mesh geom needs attribute mesh")
+    name = ga["mesh"]
+    if name not in imp.meshes:
+        imp.fail(gel, f"unknown mesh {_q(name)}")
+    if name in imp.mesh_cache:
+        return imp.mesh_cache[name]
+    el, a = imp.meshes[name]
+    for k in ("refpos", "refquat"):
+        if k in a:
+            imp.fail(el, f"{k} is not supported (MuJoCo 4.0 dropped it too)")
+    mode = imp.choice(el, a, "inertia", ("legacy", "exact", "convex", "shell"), "legacy")
+    if mode in ("convex", "shell"):
+        imp.fail(el, f"inertia={_q(mode)} is not supported (use legacy or exact)")
+    if "file" in a:
+        if "vertex" in a or "face" in a:
+            imp.fail(el, "give file or vertex/face, not both")
+        file = a["file"]
+        if imp.strippath:
+            file = os.path.basename(file)
+        folder = imp.meshdir if imp.meshdir is not None else imp.assetdir
+        path = file if os.path.isabs(file) else os.path.join(folder or "", file)
+        if not os.path.isabs(path):
+            path = os.path.join(imp.doc.folder, path)
+        try:
+            verts, faces = load_mesh(path)
+        except ValueError as e:
+            imp.fail(el, str(e))
+    else:
+        if "vertex" not in a:
+            imp.fail(el, "a mesh needs a file or vertex data")
+        if "face" not in a:
+            imp.fail(el, "a mesh without face data would be its convex hull, which is not supported; give face")
+        vv = imp.floats(el, a, "vertex")
+        ff = imp.floats(el, a, "face")
+        if len(vv) % 3 or len(ff) % 3:
+            imp.fail(el, "vertex and face need a multiple of three numbers")
+        verts = np.asarray(vv, dtype=np.float64).reshape(-1, 3)
+        faces = np.asarray(ff, dtype=np.float64).reshape(-1, 3)
+        if np.any(faces != np.round(faces)) or faces.min() < 0 or faces.max() >= len(verts):
+            imp.fail(el, "face holds vertex indices: integers from 0 to the vertex count - 1")
+        faces = faces.astype(np.int64)
+    scale = np.asarray(imp.floats(el, a, "scale", 3, default=(1.0, 1.0, 1.0)), dtype=np.float64)
+    if np.any(scale == 0.0):
+        imp.fail(el, f"scale values must be nonzero, got {tuple(scale)}")
+    verts = verts * scale
+    if np.prod(np.sign(scale)) < 0.0:
+        faces = faces[:, ::-1]
+    imp.mesh_cache[name] = (verts, faces, mode)
+    return imp.mesh_cache[name]
 
 
 def height_fields(imp, asset_el):

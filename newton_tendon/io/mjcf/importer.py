@@ -12,11 +12,11 @@ import numpy as np
 from newton_tendon import _hostmath as hm
 
 from .._import_report import coordinate_starts, warn_left_out
-from .actuators import actuator, finish_actuators
+from .actuators import actuator, finish_actuators, make_implicit_tendons
 from .attributes import _ATTRS, _IDENTITY_Q, _ORIENTATION, _SOLVER_TUNING, _VISUAL, _attr_kind
-from .bodies import collect, emit_bodies, scale_total_mass
+from .bodies import collect, emit_bodies, scale_total_mass, spring_dampers
 from .document import _INT, _REAL, _Doc, _Element, _q, _real_token, _tokens, logger
-from .geoms import collision_filters, contact, height_fields
+from .geoms import collision_filters, contact, height_fields, meshes
 from .results import MjcfActuator, MjcfImport
 from .settings import compiler, default, option
 from .tendons import equality, tendon
@@ -32,16 +32,8 @@ UNSUPPORTED = {
     "fluid forces": "<option> density, viscosity and wind and geom fluidshape are ignored: no fluid forces here",
     "geom margin": ("a geom's contact margin is ignored: contacts act when the shapes touch, not within the margin"),
     "joint margin": "a joint's limit margin is ignored: the limit acts at the range, not within the margin",
-    "joint actuator filter": (
-        "a joint actuator's activation filter (dyntype filter or filterexact) is left out: the joint drive "
-        "follows the control at once, as if the time constant were 0"
-    ),
-    "joint actuator force range": (
-        "forcerange on a joint actuator is ignored: joint drives have no force bound (clamp the control "
-        "to keep the force within it)"
-    ),
     "Euler actuator filter": (
-        "a tendon actuator's dyntype 'filter' (MuJoCo's Euler-integrated filter) is integrated exactly, as "
+        "an actuator's dyntype 'filter' (MuJoCo's Euler-integrated filter) is integrated exactly, as "
         "'filterexact': the same time constant, a difference of order dt / tau"
     ),
     "condim 4/6": (
@@ -98,9 +90,26 @@ class _Importer:
         self.disabled: set[str] = set()
         # <asset><hfield> by name: (element, size, flat) (geoms.height_fields).
         self.hfields: dict[str, tuple] = {}
+        # <asset><mesh> by name: (element, attributes) (geoms.meshes); loaded when a geom uses it.
+        self.meshes: dict[str, tuple] = {}
+        self.mesh_cache: dict[str, tuple] = {}
+        self.meshdir: str | None = None
+        self.assetdir: str | None = None
+        self.strippath = False
         self.gravity_disabled = False
         self.settotalmass = -1.0
         self.actuator_dof: dict[str, int] = {}
+        # springdamper joints: id(element) -> (timeconst, dampratio), and once added (element, joint,
+        # dof within it, timeconst, dampratio) (bodies.spring_dampers).
+        self.springdamper_of: dict[int, tuple] = {}
+        self.springdampers: list[tuple] = []
+        # Virtual links of joint chains -> the body they carry (bodies.joint_chain).
+        self.virtual_links: dict[int, int] = {}
+        # One-joint fixed tendons for joint friction loss and bounded or filtered joint actuators:
+        # key -> {"joint": name, "el": element, "friction_loss": N or N m} (actuators.implicit_tendon).
+        self.implicit_tendons: dict[str, dict] = {}
+        # frictionloss joints: id(element) -> value, until the joint has a name (bodies.joint_dof).
+        self.frictionloss_of: dict[int, float] = {}
 
     # -- errors and attribute helpers ----------------------------------------------------------
 
@@ -338,6 +347,7 @@ class _Importer:
             default(self, el)
         for el in sections.get("asset", []):
             height_fields(self, el)
+            meshes(self, el)
         bodies = []
         for el in sections.get("worldbody", []):
             collect(self, el, -1, hm.IDENTITY, hm.IDENTITY, None, bodies, root_level=True)
@@ -346,12 +356,14 @@ class _Importer:
                 actuator(self, a)
         emit_bodies(self, bodies)
         scale_total_mass(self)
+        spring_dampers(self)
         for el in sections.get("contact", []):
             contact(self, el)
         collision_filters(self)
         for el in sections.get("tendon", []):
             for t in el.children:
                 tendon(self, t)
+        make_implicit_tendons(self)
         finish_actuators(self)
         for el in sections.get("equality", []):
             for e in el.children:
@@ -458,7 +470,8 @@ def add_mjcf(
     info.bodies = {k: v + b0 for k, v in imp.body_index.items()}
     info.joints = {k: v + j0 for k, v in imp.joint_index.items()}
     info.shapes = {k: v + s0 for k, v in imp.geom_index.items()}
-    info.tendons = {k: v + t0 for k, v in imp.tendon_index.items()}
+    info.tendons = {k: v + t0 for k, v in imp.tendon_index.items() if k not in imp.implicit_tendons}
+    info.joint_tendons = {k: v + t0 for k, v in imp.tendon_index.items() if k in imp.implicit_tendons}
     info.couplings = {k: v + c0 for k, v in info.couplings.items()}
     info.sites = {
         k: (body + b0, pose) if body >= 0 else (-1, hm.transform_mul(place, pose))

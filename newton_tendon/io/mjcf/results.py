@@ -47,7 +47,11 @@ class MjcfImport:
     sites: dict[str, tuple[int, tuple]] = field(default_factory=dict)
     """Site name -> (body index or -1, pose in that body's frame (px, py, pz, qx, qy, qz, qw) [m])."""
     tendons: dict[str, int] = field(default_factory=dict)
-    """Tendon name -> transmission tendon index."""
+    """Tendon name -> transmission tendon index (the file's ``<tendon>`` elements)."""
+    joint_tendons: dict[str, int] = field(default_factory=dict)
+    """``"<joint>/transmission"`` -> transmission tendon index of the one-joint fixed tendon (length =
+    the joint's coordinate) that carries a joint's ``frictionloss`` or its actuator when that
+    actuator has a force range or an activation filter."""
     couplings: dict[str, int] = field(default_factory=dict)
     actuators: dict[str, MjcfActuator] = field(default_factory=dict)
     timestep: float | None = None

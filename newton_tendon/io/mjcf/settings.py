@@ -40,11 +40,12 @@ def compiler(imp, el):
         elif k == "balanceinertia":
             if a[k] == "true":
                 imp.fail(el, "balanceinertia='true' is not supported; author valid inertias instead")
+        elif k in ("meshdir", "assetdir"):
+            setattr(imp, k, a[k])
+        elif k == "strippath":
+            imp.strippath = imp.choice(el, a, k, ("true", "false"), "false") == "true"
         elif k in (
-            "meshdir",
             "texturedir",
-            "assetdir",
-            "strippath",
             "discardvisual",
             "fusestatic",
             "usethread",
