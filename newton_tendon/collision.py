@@ -131,6 +131,7 @@ class CollisionPipeline:
                 m.shape_margin,
                 m.shape_gap,
                 m.shape_contact_pairs,
+                m.shape_contact_pair_mu,
                 m.contact_pair,
                 m.contact_sub,
                 m.shape_mesh_range,

@@ -223,12 +223,15 @@ def groups_collide(ga, gc):
     return (ga != 0) & (gc != 0) & np.where(ga == gc, ga > 0, (ga < 0) | (gc < 0))
 
 
-def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool = True) -> np.ndarray:
+def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool = True, with_mu: bool = False):
     """All shape pairs that may touch: same or shared world, at least one moving body, not filtered
-    (collision group, shape and body filter pairs), each ordered by shape type (``type_a <= type_b``).
+    (collision group, shape and body filter pairs), each ordered by shape type (``type_a <= type_b``);
+    then the explicit pairs (``add_shape_contact_pair``) that are not among them, whatever their
+    groups, filters and ``has_collision`` say.
 
     ``strict``: raise for a pair whose shape types have no contact routine (finalize); otherwise
-    keep it (colouring only needs to know that the bodies may touch)."""
+    keep it (colouring only needs to know that the bodies may touch). ``with_mu``: also return each
+    pair's own friction coefficient (-1: the shapes' mean; only explicit pairs have their own)."""
     ns = b.shape_count
     collides = np.asarray(b.shape_has_collision, dtype=bool).reshape(ns)
     a, c = _candidate_pairs(np.asarray(shape_world, dtype=np.int64).reshape(ns), collides)
@@ -245,7 +248,26 @@ def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool 
     keep = ~_in_pair_set(a, c, b.shape_filter_pairs, ns)
     both = (ba >= 0) & (bc >= 0)
     keep[both] &= ~_in_pair_set(ba[both], bc[both], b.body_filter_pairs, max(b.body_count, 1))
+    explicit = getattr(b, "shape_contact_pair_mu", {})
+    if explicit:
+        keep &= ~_in_pair_set(a, c, set(explicit), ns)
     a, c = a[keep], c[keep]
+    pair_mu = np.full(a.size, -1.0)
+    mix_max = np.asarray(getattr(b, "shape_friction_max", []) or np.zeros(ns), dtype=bool).reshape(ns)
+    if mix_max.any():
+        # MuJoCo's rule for two shapes that both ask for it: the larger friction coefficient.
+        mu_s = np.asarray(b.shape_mu, dtype=np.float64).reshape(ns)
+        # Equal coefficients keep -1: the mean is then the same number.
+        differ = mix_max[a] & mix_max[c] & (mu_s[a] != mu_s[c])
+        pair_mu = np.where(differ, np.maximum(mu_s[a], mu_s[c]), -1.0)
+    if explicit:
+        listed = np.array(sorted(explicit), dtype=np.int64).reshape(-1, 2)
+        ea, ec = listed[:, 0], listed[:, 1]
+        ok = shape_moving[ea] | shape_moving[ec]
+        ea, ec = ea[ok], ec[ok]
+        a = np.concatenate([a, ea])
+        c = np.concatenate([c, ec])
+        pair_mu = np.concatenate([pair_mu, [explicit[(int(x), int(y))] for x, y in zip(ea, ec, strict=True)]])
     kind = np.asarray(b.shape_type, dtype=np.int64).reshape(ns)
     swap = kind[a] > kind[c]
     a, c = np.where(swap, c, a), np.where(swap, a, c)
@@ -261,7 +283,10 @@ def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool 
             "collision_groups, or add_shape_collision_filter_pair"
         )
     keep = ~plane_pair
-    return np.stack([a[keep], c[keep]], axis=1).astype(np.int32).reshape(-1, 2)
+    pairs = np.stack([a[keep], c[keep]], axis=1).astype(np.int32).reshape(-1, 2)
+    if with_mu:
+        return pairs, pair_mu[keep]
+    return pairs
 
 
 def pair_capacities(b, pairs: np.ndarray) -> np.ndarray:
@@ -366,7 +391,7 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     world_count, body_world, shape_world, joint_world = _resolve_worlds(b)
     check_float32_range(b)
     mass, inertia, inv_mass, inv_inertia, moving, row_armature = _mass_properties(b)
-    pairs = _contact_pairs(b, shape_world, moving)
+    pairs, pair_mu = _contact_pairs(b, shape_world, moving, with_mu=True)
     caps = pair_capacities(b, pairs)
     contact_pair = np.repeat(np.arange(len(pairs), dtype=np.int32), caps)
     pair_first = np.concatenate([[0], np.cumsum(caps)])[:-1] if len(caps) else np.zeros(0, dtype=np.int64)
@@ -426,8 +451,11 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.shape_mesh = list(b.shape_mesh)
     mesh_range, chunks, first_of = np.zeros((ns, 2), dtype=np.int32), [], {}
     start = 0
+    in_pair = np.zeros(ns, dtype=bool)
+    if len(pairs):
+        in_pair[np.asarray(pairs, dtype=np.int64).ravel()] = True
     for i, mesh in enumerate(b.shape_mesh):
-        if mesh is None or not b.shape_has_collision[i]:
+        if mesh is None or not in_pair[i]:
             continue
         key = id(mesh[0])
         if key not in first_of:
@@ -440,6 +468,7 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.rigid_contact_margin = float(b.rigid_contact_margin)
     m.shape_contact_pair_count = len(pairs)
     m.shape_contact_pairs = arr(pairs, wp.vec2i, 0)
+    m.shape_contact_pair_mu = arr(pair_mu, float, 0)
     m.contact_capacity = int(contact_pair.size)
     m.contact_pair = arr(contact_pair, wp.int32, 0)
     m.contact_sub = arr(contact_sub, wp.int32, 0)

@@ -134,6 +134,10 @@ class Model:
         """Number of shape pairs that may touch."""
         self.shape_contact_pairs = None
         """Shape pairs (a, b) with type(a) <= type(b), shape [shape_contact_pair_count], wp.vec2i."""
+        self.shape_contact_pair_mu = None
+        """Each pair's own friction coefficient [-], -1 where it uses the mean of its shapes' ``mu``
+        (only explicit pairs, ``add_shape_contact_pair``, have their own); shape
+        [shape_contact_pair_count], float32."""
         self.contact_capacity = 0
         """Number of contact slots (fixed; each pair owns a contiguous range)."""
         self.contact_pair = None

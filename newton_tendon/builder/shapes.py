@@ -55,8 +55,13 @@ class ShapeBuilder:
         self.shape_label: list[str] = []
         # Triangle mesh of a mesh shape (vertices [V, 3] float32 m, faces [F, 3] int32), None otherwise.
         self.shape_mesh: list[tuple[np.ndarray, np.ndarray] | None] = []
+        # How a pair mixes its two shapes' mu: False the mean (default), True MuJoCo's maximum
+        # (a pair of two True shapes uses max(mu_a, mu_b); the MJCF importer sets it).
+        self.shape_friction_max: list[bool] = []
         self.shape_filter_pairs: set[tuple[int, int]] = set()
         self.body_filter_pairs: set[tuple[int, int]] = set()
+        # Explicit contact pairs (a < b) -> their friction coefficient (-1: the shapes' mean).
+        self.shape_contact_pair_mu: dict[tuple[int, int], float] = {}
 
     @property
     def shape_count(self) -> int:
@@ -117,6 +122,7 @@ class ShapeBuilder:
         self.shape_world.append(self.body_world[body] if body >= 0 else self.current_world)
         self.shape_label.append(label)
         self.shape_mesh.append(mesh)
+        self.shape_friction_max.append(False)
         if combined is not None:
             m, c, i = combined
             self.body_mass[body] = m
@@ -448,6 +454,25 @@ class ShapeBuilder:
             raise ValueError(f"add_shape_collision_filter_pair: shape_a and shape_b must differ, both are {a}")
         self.shape_filter_pairs.add((min(a, b), max(a, b)))
 
+    def add_shape_contact_pair(self, shape_a: int, shape_b: int, mu: float | None = None):
+        """Make these two shapes collide whatever else says they do not: their collision groups,
+        ``has_collision``, filter pairs and the rule that a joint's two bodies do not touch (MuJoCo's
+        ``<contact><pair>``). ``mu`` [-] is the pair's own friction coefficient (None: the mean of
+        the two shapes' ``mu``, as for any pair). The shapes must be able to meet: in one world, or
+        one of them shared (world -1), and not both on the same body."""
+        owner = "add_shape_contact_pair"
+        a = _index(owner, "shape_a", shape_a, self.shape_count, allow_world=False)
+        b = _index(owner, "shape_b", shape_b, self.shape_count, allow_world=False)
+        if a == b:
+            raise ValueError(f"{owner}: shape_a and shape_b must differ, both are {a}")
+        if self.shape_body[a] == self.shape_body[b]:
+            raise ValueError(f"{owner}: shapes {a} and {b} are on the same body ({self.shape_body[a]}) and cannot touch")
+        wa, wb = self.shape_world[a], self.shape_world[b]
+        if wa != wb and wa != -1 and wb != -1:
+            raise ValueError(f"{owner}: shapes {a} and {b} are in different worlds ({wa} and {wb})")
+        value = -1.0 if mu is None else _real(owner, "mu", mu, lo=0.0)
+        self.shape_contact_pair_mu[(min(a, b), max(a, b))] = value
+
     def _merge_shapes(self, other, xf, identity: bool, remap_world, label_prefix: str, b0: int, s0: int):
         """Append ``other``'s shapes and filter pairs (shape indices shifted by ``s0``, bodies by ``b0``);
         world-attached shapes follow the placement ``xf``."""
@@ -469,5 +494,7 @@ class ShapeBuilder:
         self.shape_world.extend(remap_world(w) for w in other.shape_world)
         self.shape_label.extend(label_prefix + s for s in other.shape_label)
         self.shape_mesh.extend(other.shape_mesh)
+        self.shape_friction_max.extend(other.shape_friction_max)
         self.shape_filter_pairs.update((a + s0, b + s0) for a, b in other.shape_filter_pairs)
+        self.shape_contact_pair_mu.update(((a + s0, b + s0), mu) for (a, b), mu in other.shape_contact_pair_mu.items())
         self.body_filter_pairs.update((a + b0, b + b0) for a, b in other.body_filter_pairs)

@@ -51,6 +51,7 @@ def collide_contact_slots(
     shape_margin: wp.array(dtype=float),
     shape_gap: wp.array(dtype=float),
     shape_contact_pairs: wp.array(dtype=wp.vec2i),
+    shape_contact_pair_mu: wp.array(dtype=float),
     contact_pair: wp.array(dtype=wp.int32),
     contact_sub: wp.array(dtype=wp.int32),
     shape_mesh: wp.array(dtype=wp.vec2i),
@@ -68,7 +69,8 @@ def collide_contact_slots(
     ``max(margin, gap_a + gap_b)``.
     """
     c = wp.tid()
-    pair = shape_contact_pairs[contact_pair[c]]
+    pair_index = contact_pair[c]
+    pair = shape_contact_pairs[pair_index]
     sa = pair[0]
     sb = pair[1]
     ba = shape_body[sa]
@@ -90,7 +92,10 @@ def collide_contact_slots(
     contacts.point_a[c] = wp.transform_point(wp.transform_inverse(qa), cp.point_a + offset_a * cp.normal)
     contacts.point_b[c] = wp.transform_point(wp.transform_inverse(qb), cp.point_b - offset_b * cp.normal)
     contacts.normal[c] = cp.normal
-    contacts.mu[c] = 0.5 * (shape_mu[sa] + shape_mu[sb])
+    mu = shape_contact_pair_mu[pair_index]
+    if mu < 0.0:
+        mu = 0.5 * (shape_mu[sa] + shape_mu[sb])
+    contacts.mu[c] = mu
     contacts.restitution[c] = 0.5 * (shape_restitution[sa] + shape_restitution[sb])
 
 

@@ -817,3 +817,102 @@ def test_constraint_disable_flags(flags, off):
     mujoco.MjModel.from_xml_string(with_friction)
     info2 = nt.ModelBuilder().add_mjcf(with_friction)
     assert list(info2.joint_tendons) == ([] if "frictionloss" in off else ["h/transmission"])
+
+
+PAIRS = """<mujoco><option timestep="0.002"/>
+  <worldbody><geom name="floor" type="plane" size="5 5 0.1" friction="1"/>
+    <body name="slider" pos="0 0 0.1"><freejoint/><geom name="box" type="box" size="0.1 0.1 0.1" mass="1"
+      friction="1"/></body>
+    <body name="ghost" pos="0 1 0.2"><freejoint/><geom name="ball" size="0.1" mass="0.5" contype="0"
+      conaffinity="0"/></body>
+    <body name="faller" pos="0 -1 0.2"><freejoint/><geom name="ball2" size="0.1" mass="0.5" contype="0"
+      conaffinity="0"/></body>
+  </worldbody>
+  <contact><pair geom1="floor" geom2="box" friction="0.2 0.2"/><pair geom1="ball" geom2="floor"/></contact>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("solver", ["xpbd", "vbd"])
+def test_explicit_contact_pairs_follow_mujoco(solver):
+    """``<contact><pair>``: a box launched at 2 m/s slides on the floor with the pair's friction 0.2,
+    not the geoms' 1.0, and stops 1.02 m on (v^2 / (2 mu g) = 1.019); MuJoCo's box stops at 1.017 m,
+    ours at 1.017 on both solvers (bound 0.05 m: the stop distance goes as 1/mu, so it tells 0.2
+    from anything near 1). A ball with contype 0 rests on the floor through its pair (MuJoCo at
+    0.0996 m, ours at its radius 0.1 m; bound 2 mm), and the same ball without a pair falls through
+    in both."""
+    from newton_tendon.solvers import SolverVBD
+
+    mj = mujoco.MjModel.from_xml_string(PAIRS)
+    data = mujoco.MjData(mj)
+    data.qvel[0] = 2.0
+    b = nt.ModelBuilder()
+    info = b.add_mjcf(PAIRS)
+    assert b.shape_contact_pair_mu == {
+        tuple(sorted((info.shapes["floor"], info.shapes["box"]))): pytest.approx(0.2),
+        tuple(sorted((info.shapes["floor"], info.shapes["ball"]))): pytest.approx(1.0),
+    }
+    if solver == "vbd":
+        b.color()
+    model = b.finalize("cpu")
+    qd = model.body_qd.numpy()
+    qd[info.bodies["slider"], 0] = 2.0
+    model.body_qd.assign(qd)
+    sim = (SolverXPBD if solver == "xpbd" else SolverVBD)(model)
+    pipeline = nt.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    s0, s1 = model.state(), model.state()
+    control = model.control()
+    for _ in range(500):
+        mujoco.mj_step(mj, data)
+        pipeline.collide(s0, contacts)
+        sim.step(s0, s1, control, contacts, 0.002)
+        s0, s1 = s1, s0
+    q = s0.body_q.numpy()
+    x_mj = data.xpos[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, "slider"), 0]
+    assert x_mj == pytest.approx(2.0**2 / (2 * 0.2 * 9.81), abs=0.05)
+    assert q[info.bodies["slider"], 0] == pytest.approx(x_mj, abs=0.05)
+    for name, z_expected in (("ghost", 0.1), ("faller", None)):
+        z_mj = data.xpos[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, name), 2]
+        z = q[info.bodies[name], 2]
+        if z_expected is None:
+            assert z_mj < -0.5 and z < -0.5
+        else:
+            assert z_mj == pytest.approx(z_expected, abs=2e-3) and z == pytest.approx(z_expected, abs=2e-3)
+
+
+def test_imported_geoms_mix_friction_by_the_maximum_as_mujoco():
+    """MuJoCo gives a contact the larger of its two geoms' frictions: a box (friction 0.2) launched
+    at 2 m/s on a floor of friction 0.5 stops after v^2 / (2 * 0.5 g) = 0.41 m, as in MuJoCo (0.05 m),
+    not after the 0.58 m the mean 0.35 would give. Shapes added by hand keep the mean."""
+    xml = PAIRS.replace('<pair geom1="floor" geom2="box" friction="0.2 0.2"/>', "").replace(
+        'friction="1"/></body>', 'friction="0.2"/></body>'
+    ).replace('size="5 5 0.1" friction="1"', 'size="5 5 0.1" friction="0.5"')
+    mj = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(mj)
+    data.qvel[0] = 2.0
+    b = nt.ModelBuilder()
+    info = b.add_mjcf(xml)
+    hand = b.add_shape_sphere(info.bodies["faller"], None, 0.05, mu=0.9)
+    model = b.finalize("cpu")
+    pairs = model.shape_contact_pairs.numpy()
+    pair_mu = model.shape_contact_pair_mu.numpy()
+    for (sa, sb), mu in zip(pairs, pair_mu, strict=True):
+        if hand in (sa, sb):
+            assert mu == -1.0  # the mean, for a shape added by hand
+        elif {sa, sb} == {info.shapes["floor"], info.shapes["box"]}:
+            assert mu == pytest.approx(0.5)
+    qd = model.body_qd.numpy()
+    qd[info.bodies["slider"], 0] = 2.0
+    model.body_qd.assign(qd)
+    sim = SolverXPBD(model)
+    pipeline = nt.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    s0, s1 = model.state(), model.state()
+    for _ in range(400):
+        mujoco.mj_step(mj, data)
+        pipeline.collide(s0, contacts)
+        sim.step(s0, s1, model.control(), contacts, 0.002)
+        s0, s1 = s1, s0
+    x_mj = data.xpos[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, "slider"), 0]
+    assert x_mj == pytest.approx(4.0 / (2 * 0.5 * 9.81), abs=0.05)
+    assert s0.body_q.numpy()[info.bodies["slider"], 0] == pytest.approx(x_mj, abs=0.05)

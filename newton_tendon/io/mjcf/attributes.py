@@ -69,6 +69,7 @@ _ATTRS = {
         "fitscale",
     },
     "site": {"name", "class", "type", "size", "pos", *_ORIENTATION, "fromto"},
+    "pair": {"name", "class", "geom1", "geom2", "condim", "friction", "margin"},
     "mesh": {
         "name",
         "class",

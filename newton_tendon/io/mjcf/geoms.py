@@ -104,6 +104,7 @@ def geom(imp, el, a, body, frame):
         add = b.add_shape_capsule if gtype == "capsule" else b.add_shape_cylinder
         s = imp._add(el, add, body, pose, size[0], half, **kw)
     imp.shape_bits.append((contype, conaff))
+    b.shape_friction_max[s] = True  # MuJoCo gives a pair the larger of its geoms' frictions
     name = a.get("name")
     if name is not None:
         if name in imp.geom_index:
@@ -240,16 +241,44 @@ def site(imp, el, a, body, frame):
 
 
 def contact(imp, el):
-    """``<contact>``: each ``<exclude>`` body pair; ``collision_filters`` turns them into filter pairs."""
+    """``<contact>``: each ``<exclude>`` body pair (``collision_filters`` turns them into filter pairs)
+    and each ``<pair>`` of geoms (``contact_pair``)."""
     for c in el.children:
+        if c.tag == "pair":
+            contact_pair(imp, c)
+            continue
         if c.tag != "exclude":
-            imp.fail(c, "unsupported contact element (only <exclude> is supported)")
+            imp.fail(c, "unsupported contact element (<exclude> and <pair> are supported)")
         for k in c.attrib:
             if k not in ("name", "body1", "body2"):
                 imp.fail(c, f"unsupported attribute {_q(k)}")
         b1 = imp.named(c, c.attrib, imp.body_index, "body1", "body")
         b2 = imp.named(c, c.attrib, imp.body_index, "body2", "body")
         imp.excludes.append((b1, b2))
+
+
+def contact_pair(imp, el):
+    """``<contact><pair geom1 geom2 friction condim>``: the two geoms collide whatever their contype,
+    conaffinity, exclusions and parent-child relation say, with the pair's own friction, and MuJoCo
+    then generates no other contact for them (measured against MuJoCo 4.0): an explicit pair
+    (``add_shape_contact_pair``) with ``mu = friction[0]`` (the pair's, default 1, not the geoms';
+    0 with ``condim="1"``). With contacts disabled by a flag there is none."""
+    a = imp.attrs(el, None, "pair")
+    g1 = imp.named(el, a, imp.geom_index, "geom1", "geom")
+    g2 = imp.named(el, a, imp.geom_index, "geom2", "geom")
+    friction = imp.floats(el, a, "friction", (1, 2, 3, 4, 5), default=(1.0,))
+    condim = imp.integer(el, a, "condim", 3)
+    if condim not in (1, 3, 4, 6):
+        imp.fail(el, f"condim={condim} is not one of MuJoCo's 1, 3, 4, 6")
+    if condim in (4, 6):
+        imp.unsupported(el, "condim 4/6")
+    if friction[0] < 0.0:
+        imp.fail(el, f"friction must be >= 0, got {friction[0]}")
+    if imp.real(el, a, "margin") != 0.0:
+        imp.unsupported(el, "geom margin")
+    if imp.contact_disabled:
+        return
+    imp._add(el, imp.scratch.add_shape_contact_pair, g1, g2, 0.0 if condim == 1 else friction[0])
 
 
 def collision_filters(imp):

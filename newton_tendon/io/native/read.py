@@ -113,6 +113,8 @@ def from_dict(doc) -> ModelBuilder:
     top("shapes", _read_shapes, new)
     new.shape_filter_pairs = top("shape_filter_pairs", _read_pairs, new.shape_count, "shape")
     new.body_filter_pairs = top("body_filter_pairs", _read_pairs, new.body_count, "body")
+    if top.has("shape_contact_pairs"):  # optional: only documents with explicit pairs hold it
+        new.shape_contact_pair_mu = top("shape_contact_pairs", _read_contact_pairs, new.shape_count)
     top("joints", _read_joints, new)
     top("articulations", _read_articulations, new)
     end = top("articulation_joint_end", _int, 0, new.joint_count, "joint count")
@@ -225,6 +227,7 @@ def _read_shapes(v, p: str, b: ModelBuilder):
         mesh = None
         if stype == int(T.SHAPE_MESH):
             mesh = f("mesh", _mesh)
+        friction_max = f("friction_max", _bool) if f.has("friction_max") else False
         f.done()
         if body >= 0:
             _check_entity_world(
@@ -247,6 +250,7 @@ def _read_shapes(v, p: str, b: ModelBuilder):
         b.shape_world.append(world)
         b.shape_label.append(label)
         b.shape_mesh.append(mesh)
+        b.shape_friction_max.append(friction_max)
 
 
 def _read_pairs(v, p: str, count: int, what: str) -> set:
@@ -258,6 +262,19 @@ def _read_pairs(v, p: str, count: int, what: str) -> set:
         if a >= c:
             raise ValueError(f"{p}[{i}]: a pair is two different {what} indices in increasing order, got [{a}, {c}]")
         out.add((a, c))
+    return out
+
+
+def _read_contact_pairs(v, p: str, count: int) -> dict:
+    """Explicit contact pairs: [shape a, shape b (a < b), mu or null (the shapes' mean)]."""
+    out = {}
+    for i, x in enumerate(_array(v, p)):
+        pair = _array(x, f"{p}[{i}]", 3)
+        a = _int(pair[0], f"{p}[{i}][0]", 0, count - 1, "shape index")
+        c = _int(pair[1], f"{p}[{i}][1]", 0, count - 1, "shape index")
+        if a >= c:
+            raise ValueError(f"{p}[{i}]: a pair is two different shape indices in increasing order, got [{a}, {c}]")
+        out[(a, c)] = -1.0 if pair[2] is None else _float(pair[2], f"{p}[{i}][2]", 0.0)
     return out
 
 

@@ -51,7 +51,9 @@ BUILDER_FIELDS = frozenset(
         "shape_world",
         "shape_label",
         "shape_mesh",
+        "shape_friction_max",
         "shape_filter_pairs",
+        "shape_contact_pair_mu",
         "body_filter_pairs",
         # joints[] (with dofs[]), articulations[]
         "joint_type",
@@ -130,6 +132,7 @@ _TOP_FIELDS = (
     "body_color",
     "shapes",
     "shape_filter_pairs",
+    "shape_contact_pairs",
     "body_filter_pairs",
     "joints",
     "articulations",

@@ -124,10 +124,15 @@ def to_dict(builder: ModelBuilder) -> dict:
             "margin": _num(b.shape_margin[i]),
             "gap": _num(b.shape_gap[i]),
             **_mesh_fields(b.shape_mesh[i]),
+            **({"friction_max": True} if b.shape_friction_max[i] else {}),
         }
         for i in range(b.shape_count)
     ]
     doc["shape_filter_pairs"] = [[int(a), int(c)] for a, c in sorted(b.shape_filter_pairs)]
+    if b.shape_contact_pair_mu:
+        doc["shape_contact_pairs"] = [
+            [int(a), int(c), None if mu < 0.0 else _num(mu)] for (a, c), mu in sorted(b.shape_contact_pair_mu.items())
+        ]
     doc["body_filter_pairs"] = [[int(a), int(c)] for a, c in sorted(b.body_filter_pairs)]
     joints = []
     d = 0
