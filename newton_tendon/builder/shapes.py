@@ -466,7 +466,9 @@ class ShapeBuilder:
         if a == b:
             raise ValueError(f"{owner}: shape_a and shape_b must differ, both are {a}")
         if self.shape_body[a] == self.shape_body[b]:
-            raise ValueError(f"{owner}: shapes {a} and {b} are on the same body ({self.shape_body[a]}) and cannot touch")
+            raise ValueError(
+                f"{owner}: shapes {a} and {b} are on the same body ({self.shape_body[a]}) and cannot touch"
+            )
         wa, wb = self.shape_world[a], self.shape_world[b]
         if wa != wb and wa != -1 and wb != -1:
             raise ValueError(f"{owner}: shapes {a} and {b} are in different worlds ({wa} and {wb})")

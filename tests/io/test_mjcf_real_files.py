@@ -600,9 +600,7 @@ JOINT_TRANSMISSION_CASES = {
     # joint the lever arm of its own anchor, not of the point the child is at, and blew up at 0.42 s).
     "plain": dict(hinge="", slide="", actuators=""),
     # A position servo whose force saturates at 2 N m (gravity needs ~3.9 at the start).
-    "forcerange": dict(
-        hinge="", slide="", actuators='<position joint="hinge" kp="400" kv="5" forcerange="-2 2"/>'
-    ),
+    "forcerange": dict(hinge="", slide="", actuators='<position joint="hinge" kp="400" kv="5" forcerange="-2 2"/>'),
     # A filtered joint servo (exact filter, 50 ms) and a filtered motor on the slide.
     "filter": dict(
         hinge="",
@@ -647,7 +645,8 @@ def test_joint_friction_force_range_and_filter_follow_mujoco(case, solver):
     arrays = {}
     for name, act in info.actuators.items():
         values = arrays.setdefault(act.control, getattr(control, act.control).numpy())
-        values[act.index] = act.scale * data.ctrl[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, name)] + act.offset
+        ctrl = data.ctrl[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, name)]
+        values[act.index] = act.scale * ctrl + act.offset
     for key, values in arrays.items():
         getattr(control, key).assign(values)
     s0, s1 = model.state(), model.state()
@@ -884,9 +883,11 @@ def test_imported_geoms_mix_friction_by_the_maximum_as_mujoco():
     """MuJoCo gives a contact the larger of its two geoms' frictions: a box (friction 0.2) launched
     at 2 m/s on a floor of friction 0.5 stops after v^2 / (2 * 0.5 g) = 0.41 m, as in MuJoCo (0.05 m),
     not after the 0.58 m the mean 0.35 would give. Shapes added by hand keep the mean."""
-    xml = PAIRS.replace('<pair geom1="floor" geom2="box" friction="0.2 0.2"/>', "").replace(
-        'friction="1"/></body>', 'friction="0.2"/></body>'
-    ).replace('size="5 5 0.1" friction="1"', 'size="5 5 0.1" friction="0.5"')
+    xml = (
+        PAIRS.replace('<pair geom1="floor" geom2="box" friction="0.2 0.2"/>', "")
+        .replace('friction="1"/></body>', 'friction="0.2"/></body>')
+        .replace('size="5 5 0.1" friction="1"', 'size="5 5 0.1" friction="0.5"')
+    )
     mj = mujoco.MjModel.from_xml_string(xml)
     data = mujoco.MjData(mj)
     data.qvel[0] = 2.0

@@ -264,7 +264,8 @@ def test_mjcf_inline_mesh_collides_as_its_hull():
     ],
 )
 def test_bad_mjcf_meshes_are_rejected(mesh, match):
-    xml = f'<mujoco><asset>{mesh}</asset><worldbody><body><freejoint/><geom type="mesh" mesh="m"/></body></worldbody></mujoco>'
+    body = '<body><freejoint/><geom type="mesh" mesh="m"/></body>'
+    xml = f"<mujoco><asset>{mesh}</asset><worldbody>{body}</worldbody></mujoco>"
     with pytest.raises(ValueError, match=match):
         nt.ModelBuilder().add_mjcf(xml)
 

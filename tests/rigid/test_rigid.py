@@ -746,15 +746,25 @@ def _off_axis_drive(joint: str, q0: float, ke: float, kd: float, gravity: bool) 
         pos = (DRIVE_R * math.cos(q0), 0.0, DRIVE_HINGE[2] - DRIVE_R * math.sin(q0))
         link = b.add_link(xform=(*pos, *rot), mass=DRIVE_M, inertia=np.eye(3) * DRIVE_I)
         b.add_joint_revolute(
-            -1, link, parent_xform=hinge, child_xform=(-DRIVE_R, 0, 0, 0, 0, 0, 1), axis=(0, 1, 0),
-            target_ke=ke, target_kd=kd,
+            -1,
+            link,
+            parent_xform=hinge,
+            child_xform=(-DRIVE_R, 0, 0, 0, 0, 0, 1),
+            axis=(0, 1, 0),
+            target_ke=ke,
+            target_kd=kd,
         )
     else:
         pos = (DRIVE_R, 0.0, DRIVE_HINGE[2] + q0)
         link = b.add_link(xform=(*pos, 0, 0, 0, 1), mass=DRIVE_M, inertia=np.eye(3) * DRIVE_I)
         b.add_joint_prismatic(
-            -1, link, parent_xform=hinge, child_xform=(-DRIVE_R, 0, 0, 0, 0, 0, 1), axis=(0, 0, 1),
-            target_ke=ke, target_kd=kd,
+            -1,
+            link,
+            parent_xform=hinge,
+            child_xform=(-DRIVE_R, 0, 0, 0, 0, 0, 1),
+            axis=(0, 0, 1),
+            target_ke=ke,
+            target_kd=kd,
         )
     return b
 

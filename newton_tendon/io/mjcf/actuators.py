@@ -93,7 +93,6 @@ def actuator(imp, el):
         # gear * F reaches the joint through the coefficient 1.
         jname = a["joint"]
         key = implicit_tendon(imp, el, jname)
-        target, tname = "tendon", key
         imp.pending_actuators[-1] = (el, name, "tendon", key, imp.pending_actuators[-1][4])
         tendon_actuator(imp, el, name, key, gear, g0, b0, b1, b2, tau, ctrl, force)
     elif target == "tendon":

@@ -36,7 +36,6 @@ from .validate import _check_path_arg
 # Writing: builder -> JSON-ready dict. Values are written as found; validation happens after.
 
 
-
 def _mesh_fields(mesh) -> dict:
     """A mesh shape's "mesh": its vertices [m] (float32 values, written exactly) and triangles."""
     if mesh is None:
@@ -44,6 +43,7 @@ def _mesh_fields(mesh) -> dict:
     verts, faces = mesh
     return {"mesh": {"vertices": [_nums(v) for v in np.asarray(verts, dtype=np.float64)],
                      "faces": [[int(k) for k in f] for f in faces]}}  # fmt: skip
+
 
 def _num(x) -> Any:
     """A float as JSON: a number, or "inf"/"-inf"/"nan" (rejected later by validation where not allowed)."""
