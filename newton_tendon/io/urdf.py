@@ -11,10 +11,14 @@ stays addressable through ``UrdfImport.links`` (body and pose in its frame), the
 Joints: revolute (limits), continuous, prismatic (limits), floating (a free joint, root only) and
 planar (a D6 joint, two linear axes across the URDF axis and a hinge about it); ``dynamics damping``
 is the joint drive's damping (target velocity 0), ``limit effort/velocity`` are stored as newton's
-``effort_limit``/``velocity_limit``. Geometry: boxes, spheres and cylinders (collision shapes, and
-visual ones that draw without colliding); masses come from ``<inertial>`` only (shapes add none).
+``effort_limit``/``velocity_limit``; ``dynamics friction`` (dry friction) is the friction loss of a
+one-joint fixed tendon on the coordinate (labelled ``<joint>/friction``). Geometry: boxes, spheres,
+cylinders and meshes (STL or OBJ files, with ``scale``; ``package://name/...`` is looked up in
+``package_dirs``, else in the folders above the URDF; collision shapes collide as their convex
+hull, visual ones draw without colliding); masses come from ``<inertial>`` only (shapes add none).
 Left out, with one ``UrdfImportWarning`` per feature naming the elements (``strict=True`` raises
-instead): mesh geometry, joint friction, mimic joints, safety controllers and calibration.
+instead): mesh files that are missing or of another type (Collada ``.dae``), mimic joints, safety
+controllers and calibration.
 """
 
 from __future__ import annotations
@@ -30,10 +34,13 @@ from newton_tendon.builder.joints import JointDofConfig
 from newton_tendon.kernels import types as T
 
 from ._import_report import coordinate_starts, warn_left_out
+from .mesh_files import MESH_SUFFIXES, load_mesh
 
 UNSUPPORTED = {
-    "mesh geometry": "mesh geometry is left out (no mesh shapes here): the link keeps its inertial, not its mesh",
-    "joint friction": "a joint's dynamics friction (dry friction) is ignored",
+    "mesh geometry": (
+        "a mesh file that cannot be found or is not STL or OBJ (Collada .dae, for one) is left out: the link "
+        "keeps its inertial and its other shapes"
+    ),
     "mimic joints": "a mimic joint moves on its own: the coupling to its leader is left out",
     "safety controllers": "safety_controller limits are ignored (the joint keeps its <limit>)",
     "calibration": "calibration references are ignored",
@@ -87,10 +94,41 @@ def _rotation(pose) -> np.ndarray:
     return np.asarray(quat_to_matrix(pose[3:]), dtype=np.float64)
 
 
+def _mesh_path(filename: str, folder: str, package_dirs: dict) -> str | None:
+    """The file a URDF mesh ``filename`` names, or None when it cannot be found: ``file://`` and plain
+    paths (relative to the URDF's ``folder``), and ``package://name/rest``, looked up in
+    ``package_dirs[name]`` or else as ``name/rest`` and ``rest`` in the URDF's folder and the folders
+    above it (where a ROS package's own URDF usually sits)."""
+    if filename.startswith("file://"):
+        filename = filename[len("file://") :]
+    if not filename.startswith("package://"):
+        path = filename if os.path.isabs(filename) else os.path.join(folder, filename)
+        return path if os.path.isfile(path) else None
+    rest = filename[len("package://") :]
+    package, _, inner = rest.partition("/")
+    if package in package_dirs:
+        path = os.path.join(os.fspath(package_dirs[package]), inner)
+        return path if os.path.isfile(path) else None
+    here = os.path.abspath(folder)
+    while True:
+        for candidate in (os.path.join(here, package, inner), os.path.join(here, inner)):
+            if os.path.isfile(candidate):
+                return candidate
+        up = os.path.dirname(here)
+        if up == here:
+            return None
+        here = up
+
+
 class _Import:
-    def __init__(self, robot, name: str, builder_cls, up_axis, floating: bool, strict: bool):
+    def __init__(
+        self, robot, name: str, builder_cls, up_axis, floating: bool, strict: bool, package_dirs: dict | None = None
+    ):
         self.robot = robot
         self.name = name
+        self.folder = os.path.dirname(os.path.abspath(name))
+        self.package_dirs = dict(package_dirs or {})
+        self.meshes: dict[str, tuple] = {}
         self.floating = floating
         self.strict = strict
         self.scratch = builder_cls(up_axis=up_axis)
@@ -172,17 +210,27 @@ class _Import:
                 if j.type != "fixed":
                     self.joint(j, body_of[group[j.parent]], body_of[j.child], rel[j.parent])
         b.add_articulation(list(range(first_joint, b.joint_count)), label=self.robot.name or roots[0])
+        # Dry friction: the friction loss of a fixed tendon whose length is the joint's coordinate
+        # (the same bound on the generalized friction force).
+        for j in joints:
+            f = float(j.dynamics.friction) if j.dynamics is not None and j.dynamics.friction is not None else 0.0
+            if f > 0.0 and j.type in ("revolute", "continuous", "prismatic"):
+                b.add_fixed_tendon([self.info.joints[j.name]], [1.0], friction_loss=f, label=f"{j.name}/friction")
 
     def check_features(self, links, joints):
         for link in links.values():
             for kind, items in (("collision", link.collisions), ("visual", link.visuals)):
                 for g in items:
-                    if g.geometry is not None and g.geometry.mesh is not None:
-                        self.unsupported(f"<link name={link.name!r}> {kind}", "mesh geometry")
+                    if g.geometry is not None and g.geometry.mesh is not None and self.mesh(g.geometry.mesh) is None:
+                        self.unsupported(
+                            f"<link name={link.name!r}> {kind} {g.geometry.mesh.filename!r}", "mesh geometry"
+                        )
         for j in joints:
             where = f"<joint name={j.name!r}>"
-            if j.dynamics is not None and j.dynamics.friction is not None and float(j.dynamics.friction) != 0.0:
-                self.unsupported(where, "joint friction")
+            if j.dynamics is not None and j.dynamics.friction is not None:
+                f = float(j.dynamics.friction)
+                if not (math.isfinite(f) and f >= 0.0):
+                    self.fail(where, f"dynamics friction must be finite and >= 0, got {f}")
             if j.mimic is not None:
                 self.unsupported(where, "mimic joints")
             if j.safety_controller is not None:
@@ -217,17 +265,42 @@ class _Import:
             inertia += i + m * (float(d @ d) * np.eye(3) - np.outer(d, d))
         return mass, tuple(com.tolist()), inertia
 
+    def mesh(self, mesh):
+        """(vertices [m], faces) of a URDF ``<mesh>`` with its ``scale``, or None when its file is missing
+        or not a type ``load_mesh`` reads."""
+        path = _mesh_path(mesh.filename, self.folder, self.package_dirs)
+        if path is None or os.path.splitext(path)[1].lower() not in MESH_SUFFIXES:
+            return None
+        if path not in self.meshes:
+            try:
+                self.meshes[path] = load_mesh(path)
+            except ValueError as e:
+                self.fail(f"<mesh filename={mesh.filename!r}>", str(e))
+        verts, faces = self.meshes[path]
+        scale = np.ones(3) if mesh.scale is None else np.broadcast_to(np.asarray(mesh.scale, dtype=np.float64), (3,))
+        if np.any(scale == 0.0):
+            self.fail(f"<mesh filename={mesh.filename!r}>", f"scale must be nonzero, got {tuple(scale)}")
+        # An odd number of mirrored axes turns the faces inside out: flip them back.
+        return verts * scale, (faces[:, ::-1] if np.prod(np.sign(scale)) < 0.0 else faces)
+
     def shapes(self, link, body, rel) -> list[int]:
         b = self.scratch
         out = []
         for kind, items in (("collision", link.collisions), ("visual", link.visuals)):
             for g in items:
                 geo = g.geometry
-                if geo is None or geo.mesh is not None:
+                if geo is None:
                     continue
                 pose = hm.transform_mul(rel, _pose(g.origin))
                 kw = dict(density=0.0, has_collision=kind == "collision", label=g.name)
-                if geo.box is not None:
+                if geo.mesh is not None:
+                    data = self.mesh(geo.mesh)
+                    if data is not None:
+                        try:
+                            out.append(b.add_shape_mesh(body, pose, data[0], data[1], **kw))
+                        except (TypeError, ValueError) as e:
+                            self.fail(f"<link name={link.name!r}> {kind} {geo.mesh.filename!r}", str(e))
+                elif geo.box is not None:
                     hx, hy, hz = (0.5 * float(v) for v in geo.box.size)
                     out.append(b.add_shape_box(body, xform=pose, hx=hx, hy=hy, hz=hz, **kw))
                 elif geo.sphere is not None:
@@ -313,12 +386,13 @@ def add_urdf(
     label_prefix: str = "",
     world: int | None = None,
     strict: bool = False,
+    package_dirs: dict | None = None,
 ) -> UrdfImport:
     """Append a URDF robot to ``builder`` (module docstring: what is mapped and what is left out).
 
     Args:
         builder: The ``ModelBuilder`` to append to; it is left unchanged if anything fails.
-        source: Path of the ``.urdf`` file (mesh files are not read).
+        source: Path of the ``.urdf`` file.
         xform: Placement of the robot's root link (px, py, pz, qx, qy, qz, qw) [m]; default identity.
         floating: False welds the root link to the world (URDF has no base joint); True gives it a
             free joint.
@@ -326,6 +400,8 @@ def add_urdf(
         world: World to add the robot to (default ``builder.current_world``).
         strict: Raise ValueError for the first feature the import leaves out (``UNSUPPORTED``)
             instead of one ``UrdfImportWarning`` per feature.
+        package_dirs: ROS package name -> its folder, for ``package://`` mesh file names (without
+            it they are looked up in the URDF's folder and the folders above it).
 
     Returns:
         An ``UrdfImport`` with the name tables (indices in ``builder``).
@@ -349,7 +425,11 @@ def add_urdf(
         urdf = yourdfpy.URDF.load(path, build_scene_graph=False, load_meshes=False, load_collision_meshes=False)
     except Exception as e:  # yourdfpy raises its own errors, lxml's and OSError
         raise ValueError(f"add_urdf({path}): cannot read the URDF: {e}") from None
-    imp = _Import(urdf.robot, path, type(builder), builder.up_axis, floating, strict)
+    if package_dirs is not None and not isinstance(package_dirs, dict):
+        raise TypeError(
+            f"add_urdf: package_dirs must be a dict of package name -> folder, got {type(package_dirs).__name__}"
+        )
+    imp = _Import(urdf.robot, path, type(builder), builder.up_axis, floating, strict, package_dirs)
     imp.run()
     scratch = imp.scratch
     b0, s0, j0 = builder.body_count, builder.shape_count, builder.joint_count
