@@ -364,10 +364,9 @@ def _read_joints(v, p: str, b: ModelBuilder):
 
 
 def _check_d6_axes(path: str, dof_dim: tuple, axes: list):
-    """A D6 joint's axes as ``add_joint_d6`` requires: not two angular axes, each kind orthonormal."""
+    """A D6 joint's axes as ``add_joint_d6`` requires: each kind orthonormal (two angular axes are a
+    universal joint)."""
     n_lin, n_ang = dof_dim
-    if n_ang == 2:
-        raise ValueError(f"{path}.dof_dim: two angular axes (a universal joint) are not supported")
     for lo, hi, kind in ((0, n_lin, "linear"), (n_lin, n_lin + n_ang, "angular")):
         for i in range(lo, hi):
             for k in range(lo, i):
