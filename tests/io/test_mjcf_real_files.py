@@ -433,6 +433,7 @@ WARNED = {
     "geom margin": '<geom size="0.1" margin="0.01"/>',
     "joint margin": '<joint name="j" axis="0 1 0" range="-1 1" margin="0.1"/><geom size="0.1"/>',
     "condim 4/6": '<geom size="0.1" condim="6"/>',
+    "free joint dynamics": '<joint type="free" damping="0.5" armature="0.01"/><geom size="0.1"/>',
 }
 
 
@@ -917,3 +918,66 @@ def test_imported_geoms_mix_friction_by_the_maximum_as_mujoco():
     x_mj = data.xpos[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, "slider"), 0]
     assert x_mj == pytest.approx(4.0 / (2 * 0.5 * 9.81), abs=0.05)
     assert s0.body_q.numpy()[info.bodies["slider"], 0] == pytest.approx(x_mj, abs=0.05)
+
+
+MASS_RULES = {
+    # A geom outside <compiler inertiagrouprange> (default 0 to 5) adds no mass, its group from a
+    # default class or its own attribute.
+    "group outside the default range": '<worldbody><body><freejoint/><geom size="0.1"/>'
+    '<geom size="0.1" pos="0.3 0 0" group="6"/></body></worldbody>',
+    "inertiagrouprange": '<compiler inertiagrouprange="0 2"/><default><geom group="3"/></default>'
+    '<worldbody><body><freejoint/><geom size="0.1" group="1"/><geom size="0.2" pos="0.3 0 0"/></body></worldbody>',
+    # inertiafromgeom="false": geoms add no mass anywhere, only <inertial> counts.
+    "inertiafromgeom false": '<compiler inertiafromgeom="false"/><worldbody><body><geom size="0.1"/>'
+    '<body><joint/><geom size="0.3"/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></body></worldbody>',
+}
+
+
+@pytest.mark.parametrize("case", sorted(MASS_RULES))
+def test_which_geoms_give_mass_follows_mujoco(case):
+    """Each body's mass equals MuJoCo's (1e-12 relative) under its rules for which geoms count."""
+    xml = f"<mujoco>{MASS_RULES[case]}</mujoco>"
+    mj = mujoco.MjModel.from_xml_string(xml)
+    b = nt.ModelBuilder()
+    b.add_mjcf(xml)
+    np.testing.assert_allclose(b.body_mass, mj.body_mass[1:], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("xml", "match"),
+    [
+        ('<option actuatorgroupdisable="1"/>', "actuatorgroupdisable"),
+        ('<option><flag override="enable"/></option>', "flag override='enable' changes the physics"),
+        ('<option><flag sleep="enable"/></option>', "flag sleep='enable' changes the physics"),
+        ('<compiler alignfree="true"/>', "alignfree='true'"),
+        ('<asset><hfield name="h"/></asset>', "<hfield name='h'>: attribute size is required"),
+        (
+            '<worldbody><body><joint type="ball" springdamper="0.1 1"/><geom size="0.1"/></body></worldbody>',
+            "springdamper is not supported on ball joints",
+        ),
+    ],
+)
+def test_settings_mujoco_applies_and_we_cannot_are_rejected(xml, match):
+    """Settings MuJoCo loads and that would change the physics here without a word (found by probing
+    every attribute of MuJoCo 4.0.1's schema, docs/mjcf_attributes.md) raise ValueError naming them
+    (a height field without a size MuJoCo rejects too; ours named nothing before)."""
+    xml = f"<mujoco>{xml}</mujoco>"
+    if "hfield" in xml:
+        with pytest.raises(ValueError, match="size"):
+            mujoco.MjModel.from_xml_string(xml)
+    else:
+        mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(ValueError, match=match):
+        nt.ModelBuilder().add_mjcf(xml)
+
+
+def test_exclude_may_name_the_world_body():
+    """``<exclude body1="world" body2="b">``, which MuJoCo accepts: b's shapes never touch the
+    world's."""
+    xml = """<mujoco><worldbody><geom name="floor" type="plane" size="1 1 0.1"/>
+      <body name="b" pos="0 0 0.05"><freejoint/><geom name="ball" size="0.1"/></body></worldbody>
+      <contact><exclude body1="world" body2="b"/></contact></mujoco>"""
+    mujoco.MjModel.from_xml_string(xml)
+    b = nt.ModelBuilder()
+    info = b.add_mjcf(xml)
+    assert b.shape_filter_pairs == {tuple(sorted((info.shapes["floor"], info.shapes["ball"])))}

@@ -247,6 +247,9 @@ def joint(imp, entry, body, parent, parent_base):
     label = name if name is not None else None
     if jtype == "free":
         ja.pop("_frame", None)
+        sprung = ja.get("springdamper") is not None and any(v > 0.0 for v in imp.floats(jel, ja, "springdamper", 2))
+        if sprung or any(imp.real(jel, ja, k) != 0.0 for k in ("damping", "stiffness", "armature", "frictionloss")):
+            imp.unsupported(jel, "free joint dynamics")
         if not entry["root"]:
             imp.fail(jel, "a free joint is only allowed on a child of <worldbody>")
         if jel.tag == "freejoint" and ja.get("align", "false") not in ("false", "auto"):
@@ -381,6 +384,8 @@ def joint_dof(imp, jel, ja, jtype) -> dict:
     jpos = imp.floats(jel, ja, "pos", 3, default=(0.0, 0.0, 0.0))
     dof = {"pos": tuple(hm.transform_point(frame, jpos))}
     if jtype == "ball":
+        if springdamper is not None:
+            imp.fail(jel, "springdamper is not supported on ball joints")
         if imp.limited_range(jel, ja, "limited", "range") is not None:
             imp.fail(jel, "ball joint limits (a cone) are not supported")
         for k in ("damping", "stiffness", "armature", "ref"):

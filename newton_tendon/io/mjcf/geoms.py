@@ -77,6 +77,12 @@ def geom(imp, el, a, body, frame):
         kw["density"] = imp.real(el, a, "density", 1000.0, lo=0.0)
         if "mass" in a:
             kw["mass"] = imp.real(el, a, "mass", lo=0.0)
+        lo, hi = imp.inertiagrouprange
+        if imp.inertiafromgeom == "false" or not lo <= imp.geom_group(el, a) <= hi:
+            # MuJoCo takes no mass from this geom: inertia comes from <inertial> only, or its group
+            # is outside <compiler inertiagrouprange>.
+            kw["density"] = 0.0
+            kw.pop("mass", None)
     if gtype == "plane":
         if body >= 0:
             imp.fail(el, "planes are only supported on the world body")
@@ -165,7 +171,7 @@ def mesh_data(imp, gel, ga) -> tuple:
     el, a = imp.meshes[name]
     for k in ("refpos", "refquat"):
         if k in a:
-            imp.fail(el, f"{k} is not supported (MuJoCo 4.0 dropped it too)")
+            imp.fail(el, f"{k} (a reference frame for the mesh's vertices) is not supported")
     mode = imp.choice(el, a, "inertia", ("legacy", "exact", "convex", "shell"), "legacy")
     if mode in ("convex", "shell"):
         imp.fail(el, f"inertia={_q(mode)} is not supported (use legacy or exact)")
@@ -217,6 +223,8 @@ def height_fields(imp, asset_el):
         if name is None and "file" in a:
             name = a["file"].rsplit("/", 1)[-1].rsplit(".", 1)[0]
         size = imp.floats(c, a, "size", 4)
+        if size is None:
+            imp.fail(c, "attribute size is required")
         if any(v <= 0.0 for v in size):
             imp.fail(c, f"hfield size values must be > 0, got {size}")
         if name is not None:
@@ -252,8 +260,9 @@ def contact(imp, el):
         for k in c.attrib:
             if k not in ("name", "body1", "body2"):
                 imp.fail(c, f"unsupported attribute {_q(k)}")
-        b1 = imp.named(c, c.attrib, imp.body_index, "body1", "body")
-        b2 = imp.named(c, c.attrib, imp.body_index, "body2", "body")
+        bodies = {"world": -1, **imp.body_index}  # MuJoCo names the world body "world"
+        b1 = imp.named(c, c.attrib, bodies, "body1", "body")
+        b2 = imp.named(c, c.attrib, bodies, "body2", "body")
         imp.excludes.append((b1, b2))
 
 

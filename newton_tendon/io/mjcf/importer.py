@@ -32,6 +32,10 @@ UNSUPPORTED = {
     "fluid forces": "<option> density, viscosity and wind and geom fluidshape are ignored: no fluid forces here",
     "geom margin": ("a geom's contact margin is ignored: contacts act when the shapes touch, not within the margin"),
     "joint margin": "a joint's limit margin is ignored: the limit acts at the range, not within the margin",
+    "free joint dynamics": (
+        "damping, stiffness, armature, frictionloss and springdamper on a free joint are ignored (MuJoCo "
+        "applies them to its six coordinates)"
+    ),
     "Euler actuator filter": (
         "an actuator's dyntype 'filter' (MuJoCo's Euler-integrated filter) is integrated exactly, as "
         "'filterexact': the same time constant, a difference of order dt / tau"
@@ -96,6 +100,7 @@ class _Importer:
         self.meshdir: str | None = None
         self.assetdir: str | None = None
         self.strippath = False
+        self.inertiagrouprange = (0, 5)
         self.gravity_disabled = False
         self.settotalmass = -1.0
         self.actuator_dof: dict[str, int] = {}
@@ -137,6 +142,8 @@ class _Importer:
         for a in list(merged):
             if a in allowed:
                 continue
+            if a == "group" and kind == "geom":
+                merged["_group"] = merged[a]  # decides whether the geom adds mass (inertiagrouprange)
             if a in _VISUAL:
                 logger.debug("%s: ignoring attribute %r (no effect on our physics)", self.doc.where(el), a)
                 del merged[a]
@@ -163,6 +170,10 @@ class _Importer:
         if not all(math.isfinite(v) for v in vals):
             self.fail(el, f"attribute {key}={_q(text)} must be finite")
         return vals
+
+    def geom_group(self, el, attrs) -> int:
+        """A geom's ``group`` (0 by default), kept by ``attrs`` as ``_group``."""
+        return self.integer(el, {"group": attrs["_group"]} if "_group" in attrs else {}, "group", 0)
 
     def integer(self, el, attrs, key, default: int) -> int:
         """One int attribute by MuJoCo's rule: a decimal integer (optional sign) within int32;

@@ -40,6 +40,14 @@ def compiler(imp, el):
         elif k == "balanceinertia":
             if a[k] == "true":
                 imp.fail(el, "balanceinertia='true' is not supported; author valid inertias instead")
+        elif k == "inertiagrouprange":
+            lo, hi = imp.floats(el, a, k, 2)
+            if lo != int(lo) or hi != int(hi):
+                imp.fail(el, f"inertiagrouprange={_q(a[k])} must be two integers")
+            imp.inertiagrouprange = (int(lo), int(hi))
+        elif k == "alignfree":
+            if imp.choice(el, a, k, ("true", "false"), "false") == "true":
+                imp.fail(el, "alignfree='true' (free bodies aligned to their inertial frame) is not supported")
         elif k in ("meshdir", "assetdir"):
             setattr(imp, k, a[k])
         elif k == "strippath":
@@ -51,8 +59,6 @@ def compiler(imp, el):
             "usethread",
             "exactmeshinertia",
             "saveinertial",
-            "alignfree",
-            "inertiagrouprange",
             "fitaabb",
             "model",
         ):
@@ -97,19 +103,26 @@ def option(imp, el):
             "o_solref",
             "o_solimp",
             "o_friction",
-            "actuatorgroupdisable",
             "sleep_tolerance",
         ):
             logger.debug("%s: ignoring solver option %r", imp.doc.where(el), k)
+        elif k == "actuatorgroupdisable":
+            # MuJoCo switches the actuators of these groups off; nothing here does that.
+            if imp.floats(el, a, k):
+                imp.fail(el, "actuatorgroupdisable (actuator groups switched off) is not supported")
         else:
             imp.fail(el, f"unsupported option attribute {_q(k)}")
     harmless = {"override", "energy", "fwdinv", "invdiscrete", "multiccd", "island", "warmstart", "nativeccd"}
+    # Enabled, these change the physics: the o_* contact overrides, and resting bodies put to sleep.
+    changes_when_enabled = {"override", "sleep"}
     for c in el.children:
         if c.tag != "flag":
             imp.fail(c, "unsupported element inside <option>")
         for k, v in c.attrib.items():
             if v not in ("enable", "disable"):
                 imp.fail(c, f"flag {k}={_q(v)} must be enable or disable")
+            if v == "enable" and k in changes_when_enabled:
+                imp.fail(c, f"flag {k}='enable' changes the physics and is not supported")
             if k in harmless or v == "enable":
                 continue
             if k == "gravity":
