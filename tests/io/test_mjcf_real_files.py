@@ -981,3 +981,27 @@ def test_exclude_may_name_the_world_body():
     b = nt.ModelBuilder()
     info = b.add_mjcf(xml)
     assert b.shape_filter_pairs == {tuple(sorted((info.shapes["floor"], info.shapes["ball"])))}
+
+
+@pytest.mark.parametrize(
+    "xml",
+    [
+        '<option><flag sleep="disable" clampctrl="disable" sensor="disable" midphase="disable"/></option>',
+        '<option><flag autoreset="disable" diagexact="disable" ipc="disable" speculative="disable"/></option>',
+        '<worldbody><body sleep="never"><freejoint/><geom size="0.1" castshadow="false"/></body></worldbody>',
+        '<worldbody><body><joint name="j"/><geom size="0.1"/></body></worldbody>'
+        '<actuator><position joint="j" kp="1" dampratio="0" inheritrange="0"/></actuator>',
+    ],
+)
+def test_no_op_settings_import_without_a_word(xml):
+    """Values that change nothing here (flags MuJoCo has off by default, or whose effect our solvers
+    never have; actuator attributes at their no-op value; drawing hints) import with no warning:
+    MuJoCo loads them, and real files carry them."""
+    import warnings
+
+    xml = f"<mujoco>{xml}</mujoco>"
+    mujoco.MjModel.from_xml_string(xml)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        info = nt.ModelBuilder().add_mjcf(xml)
+    assert not info.unsupported

@@ -29,8 +29,10 @@ def actuator(imp, el):
     gear = gear[0]
     if gear == 0.0:
         imp.fail(el, "gear must be nonzero")
+    # Their no-op values (MuJoCo's defaults) import; anything else changes the actuator.
+    no_op = {"actlimited": ("false",), "actearly": ("false",), "dampratio": ("0",), "inheritrange": ("0",)}
     for k in ("actlimited", "actrange", "actdim", "actearly", "dampratio", "inheritrange"):
-        if k in a and not (k in ("actlimited",) and a[k] == "false"):
+        if k in a and a[k].strip() not in no_op.get(k, ()):
             imp.fail(el, f"attribute {k} is not supported")
     if "lengthrange" in a:
         logger.debug("%s: ignoring lengthrange", imp.doc.where(el))

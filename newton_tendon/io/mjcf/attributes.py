@@ -5,7 +5,7 @@ from __future__ import annotations
 
 _IDENTITY_Q = (0.0, 0.0, 0.0, 1.0)
 
-_VISUAL = {"rgba", "material", "group", "user", "texture"}
+_VISUAL = {"rgba", "material", "group", "user", "texture", "castshadow"}
 """Attributes that only affect drawing or bookkeeping: ignored with a debug log."""
 _SOLVER_TUNING = {
     "solref",
@@ -22,7 +22,7 @@ _SOLVER_TUNING = {
 _ORIENTATION = ("quat", "axisangle", "euler", "xyaxes", "zaxis")
 
 _ATTRS = {
-    "body": {"name", "childclass", "pos", *_ORIENTATION, "mocap", "gravcomp"},
+    "body": {"name", "childclass", "pos", *_ORIENTATION, "mocap", "gravcomp", "sleep"},
     "frame": {"name", "childclass", "pos", *_ORIENTATION},
     "inertial": {"pos", *_ORIENTATION, "mass", "diaginertia", "fullinertia"},
     "joint": {

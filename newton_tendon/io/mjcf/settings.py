@@ -113,6 +113,9 @@ def option(imp, el):
         else:
             imp.fail(el, f"unsupported option attribute {_q(k)}")
     harmless = {"override", "energy", "fwdinv", "invdiscrete", "multiccd", "island", "warmstart", "nativeccd"}
+    # Off by default in MuJoCo (disabling them changes nothing), or what our solvers do anyway: no
+    # sensors, no midphase or autoreset to switch off, and no control clamping (docs/mjcf.md).
+    harmless |= {"sleep", "diagexact", "ipc", "speculative", "sensor", "midphase", "autoreset", "clampctrl"}
     # Enabled, these change the physics: the o_* contact overrides, and resting bodies put to sleep.
     changes_when_enabled = {"override", "sleep"}
     for c in el.children:
