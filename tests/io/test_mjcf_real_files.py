@@ -1005,3 +1005,34 @@ def test_no_op_settings_import_without_a_word(xml):
         warnings.simplefilter("error")
         info = nt.ModelBuilder().add_mjcf(xml)
     assert not info.unsupported
+
+
+@pytest.mark.parametrize(
+    ("defaults", "actuator"),
+    [
+        ('<motor gear="2"/>', '<position name="a" joint="j" kp="3"/>'),
+        ('<general ctrlrange="-1 1" ctrllimited="true" gear="4"/>', '<motor name="a" joint="j"/>'),
+        ('<velocity kv="3"/>', '<position name="a" joint="j"/>'),
+        ('<position kp="10" kv="2" gear="0.5"/>', '<position name="a" joint="j"/>'),
+    ],
+)
+def test_actuator_defaults_are_shared_by_kind_as_mujoco(defaults, actuator):
+    """MuJoCo keeps one actuator default per class: gear, ranges and limited flags set under any
+    actuator tag reach every kind, while a shortcut's kp and kv stay with their tag. The imported
+    gear (the control scale of a servo is 1 / gear, of a motor gear), ctrlrange and servo gain
+    (gear^2 kp on the joint drive) equal MuJoCo's."""
+    xml = (
+        f'<mujoco><default>{defaults}</default><worldbody><body><joint name="j"/><geom size="0.1"/></body>'
+        f"</worldbody><actuator>{actuator}</actuator></mujoco>"
+    )
+    mj = mujoco.MjModel.from_xml_string(xml)
+    b = nt.ModelBuilder()
+    info = b.add_mjcf(xml)
+    act = info.actuators["a"]
+    gear = mj.actuator_gear[0, 0]
+    assert act.scale == pytest.approx(gear if act.kind == "motor" else 1.0 / gear)
+    expected_range = tuple(mj.actuator_ctrlrange[0]) if mj.actuator_ctrllimited[0] else None
+    assert act.ctrlrange == (pytest.approx(expected_range) if expected_range else None)
+    if act.kind == "position":
+        assert b.joint_target_ke[0] == pytest.approx(gear**2 * mj.actuator_gainprm[0, 0])
+        assert b.joint_target_kd[0] == pytest.approx(-(gear**2) * mj.actuator_biasprm[0, 2])

@@ -138,6 +138,18 @@ _ATTRS = {
     "equality": {"name", "class", "tendon1", "tendon2", "polycoef", "active"},
 }
 _ACTUATOR_TAGS = ("motor", "position", "velocity", "general")
+_ACTUATOR_SHARED = {
+    "ctrllimited",
+    "forcelimited",
+    "actlimited",
+    "ctrlrange",
+    "forcerange",
+    "actrange",
+    "lengthrange",
+    "gear",
+}
+"""Actuator attributes whose default is shared by every actuator kind of a class (MuJoCo keeps one
+actuator default per class; a shortcut's kp and kv stay with their tag)."""
 
 
 def _attr_kind(tag: str) -> str:

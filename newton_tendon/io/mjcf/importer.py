@@ -13,7 +13,16 @@ from newton_tendon import _hostmath as hm
 
 from .._import_report import coordinate_starts, warn_left_out
 from .actuators import actuator, finish_actuators, make_implicit_tendons
-from .attributes import _ATTRS, _IDENTITY_Q, _ORIENTATION, _SOLVER_TUNING, _VISUAL, _attr_kind
+from .attributes import (
+    _ACTUATOR_SHARED,
+    _ACTUATOR_TAGS,
+    _ATTRS,
+    _IDENTITY_Q,
+    _ORIENTATION,
+    _SOLVER_TUNING,
+    _VISUAL,
+    _attr_kind,
+)
 from .bodies import collect, emit_bodies, scale_total_mass, spring_dampers
 from .document import _INT, _REAL, _Doc, _Element, _q, _real_token, _tokens, logger
 from .geoms import collision_filters, contact, height_fields, meshes
@@ -136,7 +145,15 @@ class _Importer:
         if name not in self.defaults:
             self.fail(el, f"unknown default class {_q(name)}")
         dkey = el.tag if kind not in ("tendon", "equality") else kind
-        merged = {**self.defaults[name].get(dkey, {}), **el.attrib}
+        base = {}
+        if kind == "actuator":
+            # MuJoCo keeps one actuator default per class: its common attributes (gear, ranges,
+            # limited flags) set under any actuator tag reach every kind; a shortcut's own
+            # parameters (kp, kv) stay with their tag.
+            for tag in _ACTUATOR_TAGS:
+                own = self.defaults[name].get(tag, {})
+                base.update({k: v for k, v in own.items() if k in _ACTUATOR_SHARED})
+        merged = {**base, **self.defaults[name].get(dkey, {}), **el.attrib}
         allowed = _ATTRS.get(kind, set())
         tuned = False
         for a in list(merged):
