@@ -88,9 +88,11 @@ def actuator(imp, el):
             dict(kind=el.tag, gear=gear, g0=g0, b0=b0, b1=b1, b2=b2, tau=tau, ctrl=ctrl, force=force),
         )
     )
-    if target == "joint" and (force is not None or tau != 0.0):
-        # A force bound or an activation filter: drive the joint through a one-joint fixed tendon
-        # (length = the coordinate, coefficient 1), whose actuator has both. MuJoCo's joint
+    servo = (b1 == 0.0 and b2 == 0.0) or b1 == -g0 or (b1 == 0.0 and b2 == -g0)
+    if target == "joint" and (force is not None or tau != 0.0 or b0 != 0.0 or not servo):
+        # A force bound, an activation filter, a constant bias or an affine bias that is not a
+        # motor, position or velocity servo: drive the joint through a one-joint fixed tendon
+        # (length = the coordinate, coefficient 1), whose actuator has all of them. MuJoCo's joint
         # transmission is that tendon's: the actuator length is gear * q either way, and the force
         # gear * F reaches the joint through the coefficient 1.
         jname = a["joint"]
@@ -177,8 +179,6 @@ def joint_actuator(imp, el, name, jname, gear, g0, b0, b1, b2, tau, force):
     it adds to the joint drive."""
     if jname in imp.joint_drive:
         imp.fail(el, f"joint {_q(jname)} already has the actuator {_q(imp.joint_drive[jname]['name'])}")
-    if b0 != 0.0:
-        imp.fail(el, "biased joint actuators (biasprm[0] != 0) are not supported")
     g2 = gear * gear
     if b1 == 0.0 and b2 == 0.0:
         mode = "motor"
