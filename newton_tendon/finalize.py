@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import warp as wp
 
@@ -449,7 +451,9 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.shape_world = arr(shape_world, wp.int32, 0)
     m.shape_label = list(b.shape_label)
     m.shape_mesh = list(b.shape_mesh)
-    mesh_range, chunks, first_of = np.zeros((ns, 2), dtype=np.int32), [], {}
+    mesh_range, chunks = np.zeros((ns, 2), dtype=np.int32), []
+    digest_of: dict[int, bytes] = {}  # id(vertices) -> their digest (replicated worlds share arrays)
+    start_of: dict[bytes, int] = {}  # digest -> first vertex in mesh_points (equal meshes share one copy)
     start = 0
     in_pair = np.zeros(ns, dtype=bool)
     if len(pairs):
@@ -457,12 +461,15 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     for i, mesh in enumerate(b.shape_mesh):
         if mesh is None or not in_pair[i]:
             continue
-        key = id(mesh[0])
-        if key not in first_of:
-            first_of[key] = start
-            chunks.append(mesh[0])
-            start += len(mesh[0])
-        mesh_range[i] = (first_of[key], len(mesh[0]))
+        verts = mesh[0]
+        if id(verts) not in digest_of:
+            digest_of[id(verts)] = hashlib.sha1(np.ascontiguousarray(verts, dtype=np.float32).tobytes()).digest()
+        key = digest_of[id(verts)]
+        if key not in start_of:
+            start_of[key] = start
+            chunks.append(verts)
+            start += len(verts)
+        mesh_range[i] = (start_of[key], len(verts))
     m.shape_mesh_range = arr(mesh_range, wp.vec2i, 0)
     m.mesh_points = arr(np.concatenate(chunks) if chunks else np.zeros((1, 3)), wp.vec3)
     m.rigid_contact_margin = float(b.rigid_contact_margin)
