@@ -37,9 +37,25 @@ class Contacts:
         """Friction coefficient of the pair [-], shape [capacity], float32."""
         self.restitution = wp.zeros(capacity, dtype=float, device=device)
         """Restitution coefficient of the pair [-], shape [capacity], float32."""
+        self.offset_a = wp.zeros(capacity, dtype=wp.vec3, device=device)
+        """On a sphere or capsule, the stored point minus the centre behind it, body frame [m] (zero
+        on other shapes; the normal row measures from the centre), shape [capacity], wp.vec3."""
+        self.offset_b = wp.zeros(capacity, dtype=wp.vec3, device=device)
+        """The same for the second shape, shape [capacity], wp.vec3."""
 
         self._data = ContactData()
-        for name in ("valid", "body_a", "body_b", "point_a", "point_b", "normal", "mu", "restitution"):
+        for name in (
+            "valid",
+            "body_a",
+            "body_b",
+            "point_a",
+            "point_b",
+            "normal",
+            "mu",
+            "restitution",
+            "offset_a",
+            "offset_b",
+        ):
             setattr(self._data, name, getattr(self, name))
 
     def data(self) -> ContactData:

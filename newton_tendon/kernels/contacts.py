@@ -14,6 +14,7 @@ import warp as wp
 from newton_tendon.kernels.collide import collide_slot
 from newton_tendon.kernels.math import point_inv_mass, world_inv_inertia
 from newton_tendon.kernels.rigid import BodyModel, is_moving_body
+from newton_tendon.kernels.types import SHAPE_CAPSULE, SHAPE_SPHERE
 
 wp.set_module_options({"enable_backward": False})
 
@@ -30,6 +31,10 @@ class ContactData:
     normal: wp.array(dtype=wp.vec3)
     mu: wp.array(dtype=float)
     restitution: wp.array(dtype=float)
+    # Round shapes (sphere, capsule): the stored point minus its centre (a sphere's, or the capsule
+    # axis point behind it), body frame [m]; zero for every other shape (``normal_points``).
+    offset_a: wp.array(dtype=wp.vec3)
+    offset_b: wp.array(dtype=wp.vec3)
 
 
 @wp.func
@@ -91,12 +96,53 @@ def collide_contact_slots(
     contacts.body_b[c] = bb
     contacts.point_a[c] = wp.transform_point(wp.transform_inverse(qa), cp.point_a + offset_a * cp.normal)
     contacts.point_b[c] = wp.transform_point(wp.transform_inverse(qb), cp.point_b - offset_b * cp.normal)
+    # A round shape's stored point lies its radius (plus its margin) along the normal from its
+    # centre; keep that offset in the body frame (``normal_points``).
+    off_a = wp.vec3(0.0)
+    off_b = wp.vec3(0.0)
+    ta = shape_type[sa]
+    tb = shape_type[sb]
+    if ta == SHAPE_SPHERE or ta == SHAPE_CAPSULE:
+        off_a = wp.quat_rotate_inv(wp.transform_get_rotation(qa), (shape_scale[sa][0] + offset_a) * cp.normal)
+    if tb == SHAPE_SPHERE or tb == SHAPE_CAPSULE:
+        off_b = wp.quat_rotate_inv(wp.transform_get_rotation(qb), -(shape_scale[sb][0] + offset_b) * cp.normal)
+    contacts.offset_a[c] = off_a
+    contacts.offset_b[c] = off_b
     contacts.normal[c] = cp.normal
     mu = shape_contact_pair_mu[pair_index]
     if mu < 0.0:
         mu = 0.5 * (shape_mu[sa] + shape_mu[sb])
     contacts.mu[c] = mu
     contacts.restitution[c] = 0.5 * (shape_restitution[sa] + shape_restitution[sb])
+
+
+@wp.func
+def normal_points(contacts: ContactData, c: int, qa: wp.transform, qb: wp.transform, n: wp.vec3):
+    """World points (on a, on b) the non-penetration row measures its gap between.
+
+    On a box, cylinder, plane, ellipsoid or mesh it is the stored point, fixed in the body. On a
+    sphere or capsule it is the point its radius r away from its centre (the body-fixed centre, or
+    the capsule axis point behind the contact) along the current normal: c_a + r n on a, c_b - r n
+    on b. A body-fixed surface point would turn with a rolling ball and push it on, a first-order
+    energy gain (docs/limitations.md); a point that stays under the centre does not. Friction still
+    follows the body-fixed points, whose drift is the sliding."""
+    p_a = wp.transform_point(qa, contacts.point_a[c])
+    p_b = wp.transform_point(qb, contacts.point_b[c])
+    off_a = contacts.offset_a[c]
+    off_b = contacts.offset_b[c]
+    if off_a[0] != 0.0 or off_a[1] != 0.0 or off_a[2] != 0.0:
+        p_a = wp.transform_point(qa, contacts.point_a[c] - off_a) + wp.length(off_a) * n
+    if off_b[0] != 0.0 or off_b[1] != 0.0 or off_b[2] != 0.0:
+        p_b = wp.transform_point(qb, contacts.point_b[c] - off_b) - wp.length(off_b) * n
+    return p_a, p_b
+
+
+@wp.func
+def is_round_contact(contacts: ContactData, c: int) -> bool:
+    """Whether either side of contact c is a sphere or capsule (``normal_points`` differ)."""
+    off_a = contacts.offset_a[c]
+    off_b = contacts.offset_b[c]
+    return wp.length_sq(off_a) > 0.0 or wp.length_sq(off_b) > 0.0
 
 
 @wp.struct
@@ -205,8 +251,20 @@ def solve_contact_positions(
         return
     cb = contact_bodies(bodies, contacts, body_q, c)
     n = contacts.normal[c]
-    sep = wp.dot(cb.p_b - cb.p_a, n)
-    w_n = point_inv_mass(cb.inv_m_a, cb.inv_i_a, cb.r_a, n) + point_inv_mass(cb.inv_m_b, cb.inv_i_b, cb.r_b, n)
+    round_contact = is_round_contact(contacts, c)
+    rn_a = cb.r_a
+    rn_b = cb.r_b
+    sep = float(0.0)
+    if round_contact:
+        pn_a, pn_b = normal_points(
+            contacts, c, pose_or_identity(body_q, contacts.body_a[c]), pose_or_identity(body_q, contacts.body_b[c]), n
+        )
+        rn_a = cb.r_a + (pn_a - cb.p_a)
+        rn_b = cb.r_b + (pn_b - cb.p_b)
+        sep = wp.dot(pn_b - pn_a, n)
+    else:
+        sep = wp.dot(cb.p_b - cb.p_a, n)
+    w_n = point_inv_mass(cb.inv_m_a, cb.inv_i_a, rn_a, n) + point_inv_mass(cb.inv_m_b, cb.inv_i_b, rn_b, n)
     if sep >= 0.0 or w_n <= 0.0:
         slot_delta[slot] = zero
         slot_delta[slot + 1] = zero
@@ -217,6 +275,7 @@ def solve_contact_positions(
     lambda_n = contact_lambda_n[c] + dlambda_n
     contact_lambda_n[c] = lambda_n
     impulse = n * dlambda_n
+    impulse_n = impulse
 
     # Coulomb friction at the position level, from the relative tangential motion of the two
     # contact points this step: undo it fully while the multiplier stays inside the cone
@@ -236,6 +295,18 @@ def solve_contact_positions(
             dlambda_t = wp.min(lt / w_t * relaxation, wp.max(contacts.mu[c] * lambda_n - lambda_t, 0.0))
             contact_lambda_t[c] = lambda_t + dlambda_t
             impulse = impulse - t * dlambda_t
+    if round_contact:
+        # The normal impulse acts at the point under the centre, friction at the body-fixed point.
+        impulse_t = impulse - impulse_n
+        slot_delta[slot] = wp.spatial_vector(
+            -impulse * cb.inv_m_a, -(cb.inv_i_a * (wp.cross(rn_a, impulse_n) + wp.cross(cb.r_a, impulse_t)))
+        )
+        slot_delta[slot + 1] = wp.spatial_vector(
+            impulse * cb.inv_m_b, cb.inv_i_b * (wp.cross(rn_b, impulse_n) + wp.cross(cb.r_b, impulse_t))
+        )
+        slot_weight[slot] = 1.0
+        slot_weight[slot + 1] = 1.0
+        return
     write_contact_impulse(cb, impulse, slot, 1.0, slot_delta, slot_weight)
 
 
@@ -278,12 +349,21 @@ def solve_contact_velocities(
     b = contacts.body_b[c]
     n = contacts.normal[c]
     cb = contact_bodies(bodies, contacts, body_q, c)
+    cb0 = contact_bodies(bodies, contacts, body_q_in, c)
+    if is_round_contact(contacts, c):
+        # A sphere or capsule: the normal velocity of the point under its centre (a body-fixed rim
+        # point of a rolling ball rises and falls; zeroing its normal velocity brakes the roll).
+        pn_a, pn_b = normal_points(contacts, c, pose_or_identity(body_q, a), pose_or_identity(body_q, b), n)
+        cb.r_a = cb.r_a + (pn_a - cb.p_a)
+        cb.r_b = cb.r_b + (pn_b - cb.p_b)
+        pn_a, pn_b = normal_points(contacts, c, pose_or_identity(body_q_in, a), pose_or_identity(body_q_in, b), n)
+        cb0.r_a = cb0.r_a + (pn_a - cb0.p_a)
+        cb0.r_b = cb0.r_b + (pn_b - cb0.p_b)
     v_rel = contact_point_velocity(body_qd, b, cb.r_b) - contact_point_velocity(body_qd, a, cb.r_a)
     vn = wp.dot(v_rel, n)
     dv = wp.vec3(0.0)
 
     # Normal velocity before the step, at the contact points of the previous poses.
-    cb0 = contact_bodies(bodies, contacts, body_q_in, c)
     v_rel0 = contact_point_velocity(body_qd_in, b, cb0.r_b) - contact_point_velocity(body_qd_in, a, cb0.r_a)
     vn0 = wp.dot(v_rel0, n)
     e = contacts.restitution[c]

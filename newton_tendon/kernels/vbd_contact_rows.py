@@ -6,7 +6,7 @@ Both are augmented-Lagrangian rows (``ContactDuals``) on the tangential drift si
 
 import warp as wp
 
-from newton_tendon.kernels.contacts import ContactData, pose_or_identity
+from newton_tendon.kernels.contacts import ContactData, is_round_contact, normal_points, pose_or_identity
 from newton_tendon.kernels.rigid import BodyModel
 from newton_tendon.kernels.vbd_block import VBD_KERNELS, PenaltyParams, add_point_row, moving_mass
 
@@ -39,6 +39,11 @@ class ContactFrame:
     gap: float
     drift_t: wp.vec3
     m_eff: float
+    # A sphere or capsule on either side: the normal row's arms (to ``normal_points``), which then
+    # differ from the friction row's ``r_a``/``r_b``.
+    round_contact: bool
+    rn_a: wp.vec3
+    rn_b: wp.vec3
 
 
 @wp.func
@@ -68,7 +73,16 @@ def contact_frame(
         cf.r_b = cf.p_b - wp.transform_point(qb, bodies.com[b])
         mb, ib = moving_mass(bodies, b)
     cf.m_eff = ma + mb
-    cf.gap = wp.dot(cf.p_b - cf.p_a, n)
+    cf.round_contact = is_round_contact(contacts, c)
+    cf.rn_a = cf.r_a
+    cf.rn_b = cf.r_b
+    if cf.round_contact:
+        pn_a, pn_b = normal_points(contacts, c, qa, qb, n)
+        cf.rn_a = cf.r_a + (pn_a - cf.p_a)
+        cf.rn_b = cf.r_b + (pn_b - cf.p_b)
+        cf.gap = wp.dot(pn_b - pn_a, n)
+    else:
+        cf.gap = wp.dot(cf.p_b - cf.p_a, n)
     pa0 = wp.transform_point(pose_or_identity(body_q_prev, a), contacts.point_a[c])
     pb0 = wp.transform_point(pose_or_identity(body_q_prev, b), contacts.point_b[c])
     dp = (cf.p_b - pb0) - (cf.p_a - pa0)
@@ -128,9 +142,18 @@ def add_contact(
     proj_t = wp.identity(n=3, dtype=float) - wp.outer(n, n)
     hess_n = wp.outer(n, n) * k
     r = cf.r_b
+    rn = cf.rn_b
+    side = float(1.0)
     if not side_b:
         grad = -grad
         r = cf.r_a
+        rn = cf.rn_a
+        side = -1.0
+    if cf.round_contact:
+        # The normal row acts at the point under a round shape's centre, friction at the body-fixed point.
+        fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, rn, n * (f_n * side), 1.0, hess_n)
+        fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, f_t * side, 1.0, proj_t * k_t)
+        return fx, ft, hxx, hxt, htt, idle
     fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, grad, 1.0, hess_n + proj_t * k_t)
     return fx, ft, hxx, hxt, htt, idle
 

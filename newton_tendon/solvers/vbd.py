@@ -510,6 +510,8 @@ class SolverVBD(SolverBase):
         c.normal = wp.zeros(1, dtype=wp.vec3, device=dev)
         c.mu = wp.zeros(1, dtype=float, device=dev)
         c.restitution = wp.zeros(1, dtype=float, device=dev)
+        c.offset_a = wp.zeros(1, dtype=wp.vec3, device=dev)
+        c.offset_b = wp.zeros(1, dtype=wp.vec3, device=dev)
         return c
 
     def _bind_multipliers(self, state_in: State, state_out: State):
