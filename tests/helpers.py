@@ -88,3 +88,19 @@ def same(a, b) -> bool:
     if isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b):
         return True
     return a == b
+
+
+def simulate_with_contacts(model, steps: int, dt: float = 0.002, solver: str = "xpbd", control=None) -> np.ndarray:
+    """``steps`` steps of ``dt`` [s] of ``model`` with the collision pipeline, from its initial state
+    (XPBD, or VBD on a coloured model), with ``control`` (default: the model's); returns the final
+    body poses [body_count, 7]."""
+    sim = SOLVERS[solver](model)
+    pipeline = nt.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    control = model.control() if control is None else control
+    s0, s1 = model.state(), model.state()
+    for _ in range(steps):
+        pipeline.collide(s0, contacts)
+        sim.step(s0, s1, control, contacts, dt)
+        s0, s1 = s1, s0
+    return s0.body_q.numpy()

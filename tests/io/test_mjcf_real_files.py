@@ -15,6 +15,8 @@ import newton_tendon as nt
 from newton_tendon.kernels import types as T
 from newton_tendon.solvers import SolverXPBD
 
+from ..helpers import simulate_with_contacts
+
 mujoco = pytest.importorskip("mujoco")
 
 POSITION_ATOL = 1.0e-6
@@ -307,19 +309,6 @@ def test_chain_of_skew_hinges_follows_mujoco(solver):
         for j, name in enumerate(names):
             worst = max(worst, abs(float(ours[info.joint_coords[name][0]]) - data.qpos[j]))
     assert worst < (0.05 if solver == "vbd" else 0.15), worst
-
-
-def simulate_with_contacts(model, steps, dt=0.002):
-    """``steps`` XPBD steps of ``dt`` [s] with the collision pipeline; returns the final body poses."""
-    solver = SolverXPBD(model)
-    pipeline = nt.CollisionPipeline(model)
-    contacts = pipeline.contacts()
-    s0, s1 = model.state(), model.state()
-    for _ in range(steps):
-        pipeline.collide(s0, contacts)
-        solver.step(s0, s1, model.control(), contacts, dt)
-        s0, s1 = s1, s0
-    return s0.body_q.numpy()
 
 
 def test_contact_disable_flag_turns_every_collision_off():
@@ -625,8 +614,9 @@ JOINT_TRANSMISSION_CASES = {
 @pytest.mark.parametrize("case", sorted(JOINT_TRANSMISSION_CASES))
 def test_joint_friction_force_range_and_filter_follow_mujoco(case, solver):
     """Joint ``frictionloss``, a joint servo's ``forcerange``, a joint actuator's activation filter
-    and an affine joint actuator that is no motor or servo go through a one-joint fixed tendon (length = the coordinate) with that friction loss,
-    actuation bound or filter: exactly MuJoCo's joint transmission. An arm with a slider on it,
+    and an affine joint actuator that is no motor or servo go through a one-joint fixed tendon
+    (length = the coordinate) with that friction loss, actuation bound, filter or bias: exactly
+    MuJoCo's joint transmission. An arm with a slider on it,
     released from rest under gravity with controls 0.3 (ctrl is scaled through ``info.actuators``):
     both coordinates follow MuJoCo's for 0.5 s while the slider is flung 1.2 m out, within 0.04 (rad
     or m) on XPBD (measured 0.015 at most; 0.008 with no friction or actuator; 0.032 with the affine
@@ -849,8 +839,6 @@ def test_explicit_contact_pairs_follow_mujoco(solver):
     from anything near 1). A ball with contype 0 rests on the floor through its pair (MuJoCo at
     0.0996 m, ours at its radius 0.1 m; bound 2 mm), and the same ball without a pair falls through
     in both."""
-    from newton_tendon.solvers import SolverVBD
-
     mj = mujoco.MjModel.from_xml_string(PAIRS)
     data = mujoco.MjData(mj)
     data.qvel[0] = 2.0
@@ -866,17 +854,9 @@ def test_explicit_contact_pairs_follow_mujoco(solver):
     qd = model.body_qd.numpy()
     qd[info.bodies["slider"], 0] = 2.0
     model.body_qd.assign(qd)
-    sim = (SolverXPBD if solver == "xpbd" else SolverVBD)(model)
-    pipeline = nt.CollisionPipeline(model)
-    contacts = pipeline.contacts()
-    s0, s1 = model.state(), model.state()
-    control = model.control()
     for _ in range(500):
         mujoco.mj_step(mj, data)
-        pipeline.collide(s0, contacts)
-        sim.step(s0, s1, control, contacts, 0.002)
-        s0, s1 = s1, s0
-    q = s0.body_q.numpy()
+    q = simulate_with_contacts(model, 500, 0.002, solver)
     x_mj = data.xpos[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, "slider"), 0]
     assert x_mj == pytest.approx(2.0**2 / (2 * 0.2 * 9.81), abs=0.05)
     assert q[info.bodies["slider"], 0] == pytest.approx(x_mj, abs=0.05)
@@ -915,18 +895,12 @@ def test_imported_geoms_mix_friction_by_the_maximum_as_mujoco():
     qd = model.body_qd.numpy()
     qd[info.bodies["slider"], 0] = 2.0
     model.body_qd.assign(qd)
-    sim = SolverXPBD(model)
-    pipeline = nt.CollisionPipeline(model)
-    contacts = pipeline.contacts()
-    s0, s1 = model.state(), model.state()
     for _ in range(400):
         mujoco.mj_step(mj, data)
-        pipeline.collide(s0, contacts)
-        sim.step(s0, s1, model.control(), contacts, 0.002)
-        s0, s1 = s1, s0
+    q = simulate_with_contacts(model, 400, 0.002)
     x_mj = data.xpos[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, "slider"), 0]
     assert x_mj == pytest.approx(4.0 / (2 * 0.5 * 9.81), abs=0.05)
-    assert s0.body_q.numpy()[info.bodies["slider"], 0] == pytest.approx(x_mj, abs=0.05)
+    assert q[info.bodies["slider"], 0] == pytest.approx(x_mj, abs=0.05)
 
 
 MASS_RULES = {

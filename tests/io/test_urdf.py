@@ -17,6 +17,8 @@ from newton_tendon.io.urdf import UrdfImportWarning
 from newton_tendon.kernels import types as T
 from newton_tendon.solvers import SolverVBD, SolverXPBD
 
+from ..helpers import simulate_with_contacts
+
 mujoco = pytest.importorskip("mujoco")
 pytest.importorskip("yourdfpy")
 
@@ -270,15 +272,8 @@ def test_urdf_meshes_load_from_files_and_packages(tmp_path):
     np.testing.assert_allclose(np.abs(b.shape_mesh[shapes[1]][0]).max(axis=0), [0.1, 0.2, 0.1], atol=1e-7)
     np.testing.assert_allclose(np.abs(b.shape_mesh[shapes[2]][0]).max(axis=0), [0.05, 0.05, 0.05], atol=1e-7)
     model = b.finalize("cpu")
-    sim = SolverXPBD(model)
-    pipeline = nt.CollisionPipeline(model)
-    contacts = pipeline.contacts()
-    s0, s1 = model.state(), model.state()
-    for _ in range(300):
-        pipeline.collide(s0, contacts)
-        sim.step(s0, s1, model.control(), contacts, 1.0 / 240.0)
-        s0, s1 = s1, s0
-    assert s0.body_q.numpy()[info.bodies["base"], 2] == pytest.approx(0.1, abs=2e-3)
+    q = simulate_with_contacts(model, 300, 1.0 / 240.0)
+    assert q[info.bodies["base"], 2] == pytest.approx(0.1, abs=2e-3)
 
 
 @pytest.mark.parametrize("solver", ["xpbd", "vbd"])

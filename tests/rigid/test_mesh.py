@@ -18,7 +18,8 @@ import newton_tendon as nt
 from newton_tendon.inertia import box_mass_properties, mesh_mass_properties
 from newton_tendon.io.mesh_files import load_mesh
 from newton_tendon.kernels import types as T
-from newton_tendon.solvers import SolverVBD, SolverXPBD
+
+from ..helpers import simulate_with_contacts
 
 QUADS = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
 
@@ -114,16 +115,7 @@ def test_mesh_box_rests_on_the_ground_and_carries_a_mesh_box(solver):
     model = b.finalize("cpu")
     assert model.shape_type.numpy().tolist() == [T.SHAPE_PLANE, T.SHAPE_MESH, T.SHAPE_MESH]
     assert model.mesh_points.shape[0] == 8  # equal meshes share one copy of their vertices
-    sim = (SolverXPBD if solver == "xpbd" else SolverVBD)(model)
-    pipeline = nt.CollisionPipeline(model)
-    contacts = pipeline.contacts()
-    s0, s1 = model.state(), model.state()
-    control = model.control()
-    for _ in range(240):
-        pipeline.collide(s0, contacts)
-        sim.step(s0, s1, control, contacts, 1.0 / 240.0)
-        s0, s1 = s1, s0
-    q = s0.body_q.numpy()
+    q = simulate_with_contacts(model, 240, 1.0 / 240.0, solver)
     assert q[lower, 2] == pytest.approx(0.1, abs=2e-3)
     assert q[upper, 2] == pytest.approx(0.3, abs=2e-3)
     for k, bound in ((lower, 0.02), (upper, 0.1)):
@@ -241,15 +233,7 @@ def test_mjcf_inline_mesh_collides_as_its_hull():
     b = nt.ModelBuilder()
     info = b.add_mjcf(xml)
     model = b.finalize("cpu")
-    sim = SolverXPBD(model)
-    pipeline = nt.CollisionPipeline(model)
-    contacts = pipeline.contacts()
-    s0, s1 = model.state(), model.state()
-    for _ in range(500):
-        pipeline.collide(s0, contacts)
-        sim.step(s0, s1, model.control(), contacts, 0.002)
-        s0, s1 = s1, s0
-    z = float(s0.body_q.numpy()[info.bodies["b"], 2])
+    z = float(simulate_with_contacts(model, 500, 0.002)[info.bodies["b"], 2])
     assert data.xpos[1, 2] == pytest.approx(0.05, abs=2e-3)
     assert z == pytest.approx(0.05, abs=2e-3)
 
@@ -314,15 +298,7 @@ def test_mesh_scene_in_three_worlds_equals_one_world_runs(solver):
         qd = model.body_qd.numpy()
         qd[bodies, 0] = 2.5
         model.body_qd.assign(qd)
-        sim = (SolverXPBD if solver == "xpbd" else SolverVBD)(model)
-        pipeline = nt.CollisionPipeline(model)
-        contacts = pipeline.contacts()
-        s0, s1 = model.state(), model.state()
-        for _ in range(120):
-            pipeline.collide(s0, contacts)
-            sim.step(s0, s1, model.control(), contacts, 1.0 / 240.0)
-            s0, s1 = s1, s0
-        return model, s0.body_q.numpy()
+        return model, simulate_with_contacts(model, 120, 1.0 / 240.0, solver)
 
     def one_world(mu):
         b, mover = scene(mu)

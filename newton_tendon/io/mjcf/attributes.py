@@ -21,6 +21,19 @@ _SOLVER_TUNING = {
 """MuJoCo soft-constraint parameters: our solvers use their own constraint formulation (see docs)."""
 _ORIENTATION = ("quat", "axisangle", "euler", "xyaxes", "zaxis")
 
+_ACTUATOR_SHARED = {
+    "ctrllimited",
+    "forcelimited",
+    "actlimited",
+    "ctrlrange",
+    "forcerange",
+    "actrange",
+    "lengthrange",
+    "gear",
+}
+"""Actuator attributes whose default is shared by every actuator kind of a class (MuJoCo keeps one
+actuator default per class; a shortcut's kp and kv stay with their tag)."""
+
 _ATTRS = {
     "body": {"name", "childclass", "pos", *_ORIENTATION, "mocap", "gravcomp", "sleep"},
     "frame": {"name", "childclass", "pos", *_ORIENTATION},
@@ -104,14 +117,7 @@ _ATTRS = {
     "actuator": {
         "name",
         "class",
-        "ctrllimited",
-        "forcelimited",
-        "actlimited",
-        "ctrlrange",
-        "forcerange",
-        "actrange",
-        "lengthrange",
-        "gear",
+        *_ACTUATOR_SHARED,
         "joint",
         "tendon",
         "site",
@@ -138,18 +144,6 @@ _ATTRS = {
     "equality": {"name", "class", "tendon1", "tendon2", "polycoef", "active"},
 }
 _ACTUATOR_TAGS = ("motor", "position", "velocity", "general")
-_ACTUATOR_SHARED = {
-    "ctrllimited",
-    "forcelimited",
-    "actlimited",
-    "ctrlrange",
-    "forcerange",
-    "actrange",
-    "lengthrange",
-    "gear",
-}
-"""Actuator attributes whose default is shared by every actuator kind of a class (MuJoCo keeps one
-actuator default per class; a shortcut's kp and kv stay with their tag)."""
 
 
 def _attr_kind(tag: str) -> str:
