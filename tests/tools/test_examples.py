@@ -196,3 +196,16 @@ def test_bench_finalize_rows():
         ("one_world", 12, 66 + 12),
     ]
     assert all(r["finalize_s"] > 0.0 and r["pairs_s"] >= 0.0 for r in rows)
+
+
+def test_vs_mjwarp_agreement_and_rates_run(capsys):
+    """vs_mjwarp (issue 29) on the benchmark arm: a short agreement run gives finite differences for
+    both solvers, and a two-world rate row is finite for both (MuJoCo Warp's column is n/a where the
+    ``bench`` extra is not installed)."""
+    bench = _load_benchmark("vs_mjwarp")
+    rows = bench.agreement(str(bench.DEFAULT_MODEL), "cpu", 8, seconds=0.02, seeds=1)
+    assert [r["solver"] for r in rows] == ["xpbd", "vbd"]
+    assert all(math.isfinite(r["joint"]) and math.isfinite(r["tendon"]) for r in rows)
+    rates = bench.main(["--worlds", "2", "--steps", "4", "--skip-agreement"])
+    assert len(rates) == 1 and 0.0 < rates[0]["xpbd"] < math.inf and 0.0 < rates[0]["vbd"] < math.inf
+    assert "XPBD/MJW" in capsys.readouterr().out
