@@ -14,7 +14,8 @@
 # Without hypothesis a stand-in module lets the suite import; the property-based tests are then skipped.
 #
 # Writes into OUTDIR: devices.txt, install.txt, tests.txt (+ tests_junit.xml), rl_capture.txt/.json,
-# bench.txt with results.json/results.md, timing.txt (each phase's exit code and seconds), summary.txt.
+# bench.txt with results.json/results.md, vs_mjwarp.txt (where mujoco and mujoco_warp import), timing.txt
+# (each phase's exit code and seconds), summary.txt.
 # Each phase has its own timeout (seconds): TESTS_TIMEOUT, RL_TIMEOUT, BENCH_TIMEOUT.
 set -u
 OUT=${1:?usage: bash benchmarks/gpu_check.sh OUTDIR [quick]}
@@ -164,10 +165,24 @@ phase bench "${BENCH_TIMEOUT:-1800}" "$PY" benchmarks/run_all.py --device "$DEVI
 BENCH_RC=$?
 tail -n 40 "$OUT/bench.txt"
 
+# --- 4. against MuJoCo Warp on the tendon arm (issue 29), where mujoco and mujoco_warp import -------
+# (pure-Python mujoco_warp can come in as a wheel like newton's; mujoco itself is a binary wheel).
+MJW_RC=skipped
+if "$PY" -c "import mujoco, mujoco_warp" > /dev/null 2>&1; then
+  if [ "$MODE" = "quick" ]; then MJW_WORLDS=2; else MJW_WORLDS=1024,16384,65536; fi
+  phase vs_mjwarp "${MJW_TIMEOUT:-600}" "$PY" benchmarks/vs_mjwarp.py --device "$DEVICE" --worlds "$MJW_WORLDS" \
+    --steps "$STEPS" > "$OUT/vs_mjwarp.txt" 2>&1
+  MJW_RC=$?
+  tail -n 12 "$OUT/vs_mjwarp.txt"
+else
+  echo "vs_mjwarp skipped: mujoco or mujoco_warp is not importable" | tee "$OUT/vs_mjwarp.txt"
+fi
+
 {
   echo "device $DEVICE mode $MODE"
   echo "tests rc=$TESTS_RC ($(tail -n 1 "$OUT/tests.txt"))"
   echo "rl_capture rc=$RL_RC"
   echo "bench rc=$BENCH_RC"
+  echo "vs_mjwarp rc=$MJW_RC (not part of the exit status: an optional peer)"
 } | tee "$OUT/summary.txt"
 [ $TESTS_RC -eq 0 ] && [ $RL_RC -eq 0 ] && [ $BENCH_RC -eq 0 ]
