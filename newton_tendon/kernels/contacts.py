@@ -32,7 +32,7 @@ class ContactData:
     mu: wp.array(dtype=float)
     restitution: wp.array(dtype=float)
     # Round shapes (sphere, capsule): the stored point minus its centre (a sphere's, or the capsule
-    # axis point behind it), body frame [m]; zero for every other shape (``normal_points``).
+    # axis point behind it), body frame [m]; zero for every other shape (``round_shifts``).
     offset_a: wp.array(dtype=wp.vec3)
     offset_b: wp.array(dtype=wp.vec3)
 
@@ -97,7 +97,7 @@ def collide_contact_slots(
     contacts.point_a[c] = wp.transform_point(wp.transform_inverse(qa), cp.point_a + offset_a * cp.normal)
     contacts.point_b[c] = wp.transform_point(wp.transform_inverse(qb), cp.point_b - offset_b * cp.normal)
     # A round shape's stored point lies its radius (plus its margin) along the normal from its
-    # centre; keep that offset in the body frame (``normal_points``).
+    # centre; keep that offset in the body frame (``round_shifts``).
     off_a = wp.vec3(0.0)
     off_b = wp.vec3(0.0)
     ta = shape_type[sa]
@@ -117,29 +117,27 @@ def collide_contact_slots(
 
 
 @wp.func
-def normal_points(contacts: ContactData, c: int, qa: wp.transform, qb: wp.transform, n: wp.vec3):
-    """World points (on a, on b) the non-penetration row measures its gap between.
+def round_shifts(contacts: ContactData, c: int, qa: wp.transform, qb: wp.transform, n: wp.vec3):
+    """Shifts (on a, on b) [m, world] from the stored body-fixed contact points to the points the
+    non-penetration row measures its gap between; also the shifts of their lever arms.
 
-    On a box, cylinder, plane, ellipsoid or mesh it is the stored point, fixed in the body. On a
-    sphere or capsule it is the point its radius r away from its centre (the body-fixed centre, or
-    the capsule axis point behind the contact) along the current normal: c_a + r n on a, c_b - r n
-    on b. A body-fixed surface point would turn with a rolling ball and push it on, a first-order
-    energy gain (docs/limitations.md); a point that stays under the centre does not. Friction still
-    follows the body-fixed points, whose drift is the sliding."""
-    p_a = wp.transform_point(qa, contacts.point_a[c])
-    p_b = wp.transform_point(qb, contacts.point_b[c])
+    Zero on a box, cylinder, plane, ellipsoid or mesh: the stored point. On a sphere or capsule the
+    row's point is the one its radius r away from its centre (the body-fixed centre, or the capsule
+    axis point behind the contact) along the current normal, c_a + r n on a and c_b - r n on b; with
+    the stored offset o = p - c in the body frame R that is a shift of r n - R o on a and
+    -r n - R o on b. A body-fixed surface point would turn with a rolling ball and push it on, a
+    first-order energy gain (docs/limitations.md); a point that stays under the centre does not.
+    Friction still follows the body-fixed points, whose drift is the sliding."""
     off_a = contacts.offset_a[c]
     off_b = contacts.offset_b[c]
-    if off_a[0] != 0.0 or off_a[1] != 0.0 or off_a[2] != 0.0:
-        p_a = wp.transform_point(qa, contacts.point_a[c] - off_a) + wp.length(off_a) * n
-    if off_b[0] != 0.0 or off_b[1] != 0.0 or off_b[2] != 0.0:
-        p_b = wp.transform_point(qb, contacts.point_b[c] - off_b) - wp.length(off_b) * n
-    return p_a, p_b
+    d_a = wp.length(off_a) * n - wp.quat_rotate(wp.transform_get_rotation(qa), off_a)
+    d_b = -wp.length(off_b) * n - wp.quat_rotate(wp.transform_get_rotation(qb), off_b)
+    return d_a, d_b
 
 
 @wp.func
 def is_round_contact(contacts: ContactData, c: int) -> bool:
-    """Whether either side of contact c is a sphere or capsule (``normal_points`` differ)."""
+    """Whether either side of contact c is a sphere or capsule (``round_shifts`` nonzero)."""
     off_a = contacts.offset_a[c]
     off_b = contacts.offset_b[c]
     return wp.length_sq(off_a) > 0.0 or wp.length_sq(off_b) > 0.0
@@ -256,12 +254,12 @@ def solve_contact_positions(
     rn_b = cb.r_b
     sep = float(0.0)
     if round_contact:
-        pn_a, pn_b = normal_points(
+        d_a, d_b = round_shifts(
             contacts, c, pose_or_identity(body_q, contacts.body_a[c]), pose_or_identity(body_q, contacts.body_b[c]), n
         )
-        rn_a = cb.r_a + (pn_a - cb.p_a)
-        rn_b = cb.r_b + (pn_b - cb.p_b)
-        sep = wp.dot(pn_b - pn_a, n)
+        rn_a = cb.r_a + d_a
+        rn_b = cb.r_b + d_b
+        sep = wp.dot((cb.p_b + d_b) - (cb.p_a + d_a), n)
     else:
         sep = wp.dot(cb.p_b - cb.p_a, n)
     w_n = point_inv_mass(cb.inv_m_a, cb.inv_i_a, rn_a, n) + point_inv_mass(cb.inv_m_b, cb.inv_i_b, rn_b, n)
@@ -353,12 +351,12 @@ def solve_contact_velocities(
     if is_round_contact(contacts, c):
         # A sphere or capsule: the normal velocity of the point under its centre (a body-fixed rim
         # point of a rolling ball rises and falls; zeroing its normal velocity brakes the roll).
-        pn_a, pn_b = normal_points(contacts, c, pose_or_identity(body_q, a), pose_or_identity(body_q, b), n)
-        cb.r_a = cb.r_a + (pn_a - cb.p_a)
-        cb.r_b = cb.r_b + (pn_b - cb.p_b)
-        pn_a, pn_b = normal_points(contacts, c, pose_or_identity(body_q_in, a), pose_or_identity(body_q_in, b), n)
-        cb0.r_a = cb0.r_a + (pn_a - cb0.p_a)
-        cb0.r_b = cb0.r_b + (pn_b - cb0.p_b)
+        d_a, d_b = round_shifts(contacts, c, pose_or_identity(body_q, a), pose_or_identity(body_q, b), n)
+        cb.r_a = cb.r_a + d_a
+        cb.r_b = cb.r_b + d_b
+        d_a, d_b = round_shifts(contacts, c, pose_or_identity(body_q_in, a), pose_or_identity(body_q_in, b), n)
+        cb0.r_a = cb0.r_a + d_a
+        cb0.r_b = cb0.r_b + d_b
     v_rel = contact_point_velocity(body_qd, b, cb.r_b) - contact_point_velocity(body_qd, a, cb.r_a)
     vn = wp.dot(v_rel, n)
     dv = wp.vec3(0.0)

@@ -6,7 +6,7 @@ Both are augmented-Lagrangian rows (``ContactDuals``) on the tangential drift si
 
 import warp as wp
 
-from newton_tendon.kernels.contacts import ContactData, is_round_contact, normal_points, pose_or_identity
+from newton_tendon.kernels.contacts import ContactData, is_round_contact, pose_or_identity, round_shifts
 from newton_tendon.kernels.rigid import BodyModel
 from newton_tendon.kernels.vbd_block import VBD_KERNELS, PenaltyParams, add_point_row, moving_mass
 
@@ -39,7 +39,7 @@ class ContactFrame:
     gap: float
     drift_t: wp.vec3
     m_eff: float
-    # A sphere or capsule on either side: the normal row's arms (to ``normal_points``), which then
+    # A sphere or capsule on either side: the normal row's arms (``round_shifts``), which then
     # differ from the friction row's ``r_a``/``r_b``.
     round_contact: bool
     rn_a: wp.vec3
@@ -77,10 +77,10 @@ def contact_frame(
     cf.rn_a = cf.r_a
     cf.rn_b = cf.r_b
     if cf.round_contact:
-        pn_a, pn_b = normal_points(contacts, c, qa, qb, n)
-        cf.rn_a = cf.r_a + (pn_a - cf.p_a)
-        cf.rn_b = cf.r_b + (pn_b - cf.p_b)
-        cf.gap = wp.dot(pn_b - pn_a, n)
+        d_a, d_b = round_shifts(contacts, c, qa, qb, n)
+        cf.rn_a = cf.r_a + d_a
+        cf.rn_b = cf.r_b + d_b
+        cf.gap = wp.dot((cf.p_b + d_b) - (cf.p_a + d_a), n)
     else:
         cf.gap = wp.dot(cf.p_b - cf.p_a, n)
     pa0 = wp.transform_point(pose_or_identity(body_q_prev, a), contacts.point_a[c])

@@ -982,7 +982,7 @@ def test_ball_rolls_on_without_gaining_or_losing_energy(device, solver, shape, d
     The non-penetration row used to measure from a body-fixed surface point, which turns away from
     the bottom as the ball rolls and pushed it on (+12 % energy on XPBD, +1400 % on VBD at 5 ms), and
     the restitution pass zeroed that rim point's rising velocity, which braked the roll; both now
-    use the point under the centre (``contacts.normal_points``), friction the body-fixed point."""
+    use the point under the centre (``contacts.round_shifts``), friction the body-fixed point."""
     from newton_tendon import _hostmath as hm
 
     b = nt.ModelBuilder()
