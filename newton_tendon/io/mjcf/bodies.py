@@ -264,12 +264,14 @@ def joint(imp, entry, body, parent, parent_base):
     _register_joint(imp, jel, name, j, jtype)
 
 
-def single_joint(imp, jel, ja, jtype, parent, child, parent_base, label) -> int:
+def single_joint(imp, jel, ja, jtype, parent, child, parent_base, label, dof=None) -> int:
     """One hinge, slide or ball ``<joint>`` between ``parent`` and ``child`` (whose frame sits at
     ``parent_base`` in the parent's frame when the joint is at its reference): a revolute, prismatic
-    or ball joint at the joint's ``pos``, with its limits, spring, damper and armature."""
+    or ball joint at the joint's ``pos``, with its limits, spring, damper and armature (``dof``: its
+    ``joint_dof`` attributes when already read)."""
     b = imp.scratch
-    dof = joint_dof(imp, jel, ja, jtype)
+    if dof is None:
+        dof = joint_dof(imp, jel, ja, jtype)
     parent_xform, child_xform = joint_frames(parent_base, dof["pos"], [(dof, jtype)] if jtype != "ball" else [])
     if jtype == "ball":
         return imp._add(jel, b.add_joint_ball, parent, child, parent_xform, child_xform, label=label)
@@ -297,7 +299,7 @@ CHAIN_LINK_SHARE = 0.01
 """Share of a body's mass and inertia that each virtual link of a joint chain (``joint_chain``) takes."""
 
 
-def joint_chain(imp, entry, body, parent, parent_base, why: str):
+def joint_chain(imp, entry, body, parent, parent_base, why: str, kinds, dofs):
     """Several joints of one body that one D6 joint cannot hold (``why``), as MuJoCo composes them:
     the body turns and slides by each joint in document order, each about its own position and axis
     in the frame the previous joints moved. That is a chain: joint k links a virtual body k - 1 (the
@@ -314,9 +316,6 @@ def joint_chain(imp, entry, body, parent, parent_base, why: str):
     b = imp.scratch
     el = entry["el"]
     joints = entry["joints"]
-    kinds = [joint_kind(imp, jel, ja) for jel, ja in joints]
-    if "free" in kinds:
-        imp.fail(el, f"has {len(kinds)} joints: a free joint cannot be combined with other joints in one body")
     logger.debug("%s: %s; composed as a chain of %d joints", imp.doc.where(el), why, len(joints))
     share = CHAIN_LINK_SHARE
     mass = b.body_mass[body]
@@ -343,7 +342,7 @@ def joint_chain(imp, entry, body, parent, parent_base, why: str):
     chain = [parent, *links, body]
     for k, ((jel, ja), kind) in enumerate(zip(joints, kinds, strict=True)):
         base = parent_base if k == 0 else hm.IDENTITY
-        j = single_joint(imp, jel, ja, kind, chain[k], chain[k + 1], base, ja.get("name"))
+        j = single_joint(imp, jel, ja, kind, chain[k], chain[k + 1], base, ja.get("name"), dofs[k])
         _register_joint(imp, jel, ja.get("name"), j, kind)
     if parent >= 0:
         imp.excludes.append((parent, body))
@@ -437,19 +436,20 @@ def multi_joint(imp, entry, body, parent, parent_base):
     commute and do not depend on a slide's ``pos``, and the D6 turns about its anchor after
     translating, which is the hinges' ``pos``, by successive rotations about the hinge axes in file
     order: exactly MuJoCo's transformation (two hinges are a universal joint). Each joint keeps its
-    own range, spring, damper and actuator gains. Everything else raises ValueError naming the body:
-    ball or free joints among several, a hinge before a slide (MuJoCo then translates along turned
-    axes), slides or hinges that are not orthogonal, hinge axis lines that do not meet, limits,
-    springs or actuators on three hinges (``add_joint_d6``)."""
+    own range, spring, damper and actuator gains. Anything else one D6 cannot hold (``d6_obstacle``)
+    becomes a chain of joints (``joint_chain``); a free joint with others raises ValueError."""
     b = imp.scratch
     el = entry["el"]
     kinds = [joint_kind(imp, jel, ja) for jel, ja in entry["joints"]]
-    why = d6_obstacle(imp, entry, kinds)
+    if "free" in kinds:
+        imp.fail(el, f"has {len(kinds)} joints: a free joint cannot be combined with other joints in one body")
+    # Each joint's attributes are read once, whichever composition follows.
+    dofs = [joint_dof(imp, jel, ja, k) for (jel, ja), k in zip(entry["joints"], kinds, strict=True)]
+    why = d6_obstacle(imp, entry, kinds, dofs)
     if why is not None:
-        joint_chain(imp, entry, body, parent, parent_base, why)
+        joint_chain(imp, entry, body, parent, parent_base, why, kinds, dofs)
         return
     hinges = kinds.count("hinge")
-    dofs = [joint_dof(imp, jel, ja, k) for (jel, ja), k in zip(entry["joints"], kinds, strict=True)]
     turns = dofs[len(dofs) - hinges :]
     anchor = common_point(turns)
     slides = [d for d, k in zip(dofs, kinds, strict=True) if k == "slide"]
@@ -487,19 +487,14 @@ def multi_joint(imp, entry, body, parent, parent_base):
         _register_joint(imp, jel, ja.get("name"), j, kind, dof=k)
 
 
-def d6_obstacle(imp, entry, kinds) -> str | None:
-    """Why the joints of a body cannot be one D6 joint (``multi_joint``), or None when they can. Reads
-    the joints' attributes without consuming them (``joint_dof`` runs again on the chosen path)."""
-    if any(k in ("ball", "free") for k in kinds):
-        return "a ball or free joint among several"
+def d6_obstacle(imp, entry, kinds, dofs) -> str | None:
+    """Why the joints of a body (their kinds and ``joint_dof`` attributes) cannot be one D6 joint
+    (``multi_joint``), or None when they can."""
+    if "ball" in kinds:
+        return "a ball joint among several"
     hinges = kinds.count("hinge")
     if hinges and kinds[-hinges:] != ["hinge"] * hinges:
         return "a hinge before a slide (MuJoCo then slides along turned axes)"
-    dofs = []
-    seen = {k: list(v) for k, v in imp.unsupported_seen.items()}
-    for (jel, ja), k in zip(entry["joints"], kinds, strict=True):
-        dofs.append(joint_dof(imp, jel, dict(ja), k))
-    imp.unsupported_seen = seen  # a probe: the chosen path reads the joints again and reports them
     turns = dofs[len(dofs) - hinges :]
     if common_point(turns) is None:
         return "the hinges' axis lines do not meet in one point"
