@@ -95,8 +95,7 @@ def actuator(imp, el):
         # (length = the coordinate, coefficient 1), whose actuator has all of them. MuJoCo's joint
         # transmission is that tendon's: the actuator length is gear * q either way, and the force
         # gear * F reaches the joint through the coefficient 1.
-        jname = a["joint"]
-        key = implicit_tendon(imp, el, jname)
+        key = implicit_tendon(imp, el, a["joint"])["key"]
         imp.pending_actuators[-1] = (el, name, "tendon", key, imp.pending_actuators[-1][4])
         tendon_actuator(imp, el, name, key, gear, g0, b0, b1, b2, tau, ctrl, force)
     elif target == "tendon":
@@ -105,13 +104,15 @@ def actuator(imp, el):
         joint_actuator(imp, el, name, a["joint"], gear, g0, b0, b1, b2, tau, force)
 
 
-def implicit_tendon(imp, el, jname: str) -> str:
-    """The key of the one-joint fixed tendon that carries joint ``jname``'s actuator or dry friction
-    (created by ``make_implicit_tendons`` once the joints exist; labelled ``<joint>/transmission``)."""
-    key = f"{jname}/transmission"
-    entry = imp.implicit_tendons.setdefault(key, {"joint": jname, "el": el, "friction_loss": 0.0})
-    entry.setdefault("el", el)
-    return key
+def implicit_tendon(imp, el, jname: str | None, ref: tuple | None = None) -> dict:
+    """The entry of the one-joint fixed tendon that carries a joint's actuator or dry friction
+    (created by ``make_implicit_tendons`` once the joints exist; labelled ``<joint>/transmission``).
+    A joint is named by ``jname``, or, unnamed, by ``ref`` = (joint index, dof, MJCF type)."""
+    key = f"{jname if jname is not None else f'joint_{ref[0]}_{ref[1]}'}/transmission"
+    entry = imp.implicit_tendons.setdefault(key, {"key": key, "joint": jname, "el": el, "friction_loss": 0.0})
+    if ref is not None:
+        entry["ref"] = ref
+    return entry
 
 
 def make_implicit_tendons(imp):

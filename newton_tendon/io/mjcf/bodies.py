@@ -12,6 +12,7 @@ from newton_tendon import _hostmath as hm
 from newton_tendon.builder.joints import JointDofConfig
 from newton_tendon.inertia import check_inertia_triangle, quat_to_matrix
 
+from .actuators import implicit_tendon
 from .attributes import _IDENTITY_Q
 from .document import MJ_MINVAL, MJ_TRIANGLE_RTOL, _q, logger
 from .geoms import geom, site
@@ -679,10 +680,7 @@ def _register_joint(imp, el, name, j, jtype, dof=0):
     if id(el) in imp.frictionloss_of:
         # Dry friction on the coordinate: a one-joint fixed tendon's friction loss (the same
         # generalized force bound as MuJoCo's joint frictionloss).
-        key = f"{name if name is not None else f'joint_{j}_{dof}'}/transmission"
-        entry = imp.implicit_tendons.setdefault(key, {"joint": name, "el": el, "friction_loss": 0.0})
-        entry["friction_loss"] = imp.frictionloss_of[id(el)]
-        entry["ref"] = (j, dof, jtype)
+        implicit_tendon(imp, el, name, (j, dof, jtype))["friction_loss"] = imp.frictionloss_of[id(el)]
     if name is not None:
         if name in imp.joint_index:
             imp.fail(el, "duplicate joint name")
