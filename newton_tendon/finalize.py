@@ -250,12 +250,12 @@ def _contact_pairs(b, shape_world: np.ndarray, moving: np.ndarray, strict: bool 
     keep = ~_in_pair_set(a, c, b.shape_filter_pairs, ns)
     both = (ba >= 0) & (bc >= 0)
     keep[both] &= ~_in_pair_set(ba[both], bc[both], b.body_filter_pairs, max(b.body_count, 1))
-    explicit = getattr(b, "shape_contact_pair_mu", {})
+    explicit = b.shape_contact_pair_mu
     if explicit:
         keep &= ~_in_pair_set(a, c, set(explicit), ns)
     a, c = a[keep], c[keep]
     pair_mu = np.full(a.size, -1.0)
-    mix_max = np.asarray(getattr(b, "shape_friction_max", []) or np.zeros(ns), dtype=bool).reshape(ns)
+    mix_max = np.asarray(b.shape_friction_max, dtype=bool).reshape(ns)
     if mix_max.any():
         # MuJoCo's rule for two shapes that both ask for it: the larger friction coefficient.
         mu_s = np.asarray(b.shape_mu, dtype=np.float64).reshape(ns)
