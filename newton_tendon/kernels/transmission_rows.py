@@ -346,13 +346,22 @@ def reset_transmissions(
     activation: wp.array(dtype=float),
     state_reference: wp.array(dtype=float),
     term_coordinate: wp.array(dtype=float),
+    # Output: the solver's force diagnostics
+    report: TransmissionReport,
 ):
     """Reset the selected worlds' tendons: zero activation, reference lengths and fixed-tendon
-    joint coordinates from the model."""
+    joint coordinates from the model, and no force reported yet (the first observation of a new
+    episode must not carry the last episode's tension)."""
     t = wp.tid()
     w = world[t]
     if not world_selected(world_mask, w):
         return
+    report.force[t] = 0.0
+    report.tension[t] = 0.0
+    report.actuation_force[t] = 0.0
+    report.limit_force[t] = 0.0
+    report.friction_force[t] = 0.0
+    report.coupling_force[t] = 0.0
     activation[t] = 0.0
     state_reference[t] = reference[t]
     for k in range(term_start[t], term_start[t + 1]):

@@ -461,6 +461,7 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
                     state.transmission_activation,
                     state.transmission_reference_length,
                     state.transmission_term_coordinate,
+                    self._transmission_report,
                 ],
                 device=self.device,
             )
