@@ -1,5 +1,6 @@
-"""What the batched RL example environments share: the episode clock of their ``evaluate`` kernels,
-flat entity indices per world, and the random-policy command line of their ``main``."""
+"""What the batched RL example environments share: the launches of their ``evaluate`` and
+``reset_worlds`` kernels, flat entity indices per world, and the random-policy command line of their
+``main``."""
 
 from __future__ import annotations
 
@@ -12,22 +13,6 @@ import warp as wp
 from newton_tendon.rl import world_entities
 
 
-@wp.func
-def advance_episode(
-    w: int,
-    episode_length: int,
-    episode_step: wp.array(dtype=wp.int32),
-    done: wp.array(dtype=wp.bool),
-    done_mask: wp.array(dtype=wp.int32),
-):
-    """Count one env step in world ``w``; flag ``done`` (and ``done_mask``) once ``episode_length`` is reached."""
-    step = episode_step[w] + 1
-    episode_step[w] = step
-    finished = step >= episode_length
-    done[w] = finished
-    done_mask[w] = wp.where(finished, 1, 0)
-
-
 def entity_index(env, domain: str, column: int | None = None) -> wp.array:
     """Flat model index of each world's entities of ``domain`` as an int32 device array on the env's
     device: [world_count, n] for all of them, or [world_count] for the template entity ``column``."""
@@ -38,25 +23,19 @@ def entity_index(env, domain: str, column: int | None = None) -> wp.array:
 
 
 def launch_evaluate(env, kernel, inputs: list):
-    """Launch an ``evaluate`` kernel over the worlds: its arguments are the episode clock
-    (``episode_length``, ``episode_step``), then ``inputs``, then the outputs ``reward``, ``done``,
-    ``done_mask`` (the kernel signature order of docs/kernel_conventions.md)."""
-    wp.launch(
-        kernel,
-        dim=env.world_count,
-        inputs=[env.episode_length, env.episode_step, *inputs],
-        outputs=[env.reward, env.done, env.done_mask],
-        device=env.device,
-    )
+    """Launch an ``evaluate`` kernel over the worlds: its arguments are ``inputs``, then the outputs
+    ``reward`` and ``terminated`` (the kernel signature order of docs/kernel_conventions.md)."""
+    wp.launch(kernel, dim=env.world_count, inputs=inputs, outputs=[env.reward, env.terminated], device=env.device)
 
 
 def launch_reset(env, kernel, mask: wp.array, inputs: list, outputs: list):
-    """Launch a ``reset_worlds`` kernel over the worlds: its arguments are ``mask``, the random seed
-    and ``episode_count`` (which seed the per-world random numbers), then ``inputs`` and ``outputs``."""
+    """Launch a ``reset_worlds`` kernel over the worlds: its arguments are ``mask``, the seed buffer,
+    the global index of the first world and ``episode_count`` (what ``rl.episode_rng`` takes), then
+    ``inputs`` and ``outputs``."""
     wp.launch(
         kernel,
         dim=env.world_count,
-        inputs=[mask, env.seed, env.episode_count, *inputs],
+        inputs=[mask, env.seed_buffer, env.world_offset, env.episode_count, *inputs],
         outputs=outputs,
         device=env.device,
     )

@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from newton_tendon.examples._env_common import advance_episode, entity_index, launch_evaluate, launch_reset, run_random_policy
-from newton_tendon.rl import ObservationSpec, VecEnv
+from newton_tendon.examples._env_common import entity_index, launch_evaluate, launch_reset, run_random_policy
+from newton_tendon.rl import ObservationSpec, VecEnv, episode_rng
 
 BASE = (0.0, 0.0, 0.5)
 """First joint position in world [m]."""
@@ -74,9 +74,7 @@ def finger_tip(q: wp.transform, half_length: float) -> wp.vec3:
 
 @wp.kernel
 def evaluate_finger(
-    # Input: the episode clock, the env's tables and settings, goals and actions
-    episode_length: int,
-    episode_step: wp.array(dtype=wp.int32),
+    # Input: the env's tables and settings, goals and actions
     distal: wp.array(dtype=wp.int32),
     half_length: float,
     goal: wp.array2d(dtype=float),
@@ -86,10 +84,9 @@ def evaluate_finger(
     body_q: wp.array(dtype=wp.transform),
     # Output:
     reward: wp.array(dtype=float),
-    done: wp.array(dtype=wp.bool),
-    done_mask: wp.array(dtype=wp.int32),
+    terminated: wp.array(dtype=wp.bool),
 ):
-    """Reward = -|tip - goal| - effort; done when the episode has run ``episode_length`` steps."""
+    """Reward = -|tip - goal| - effort; never terminated (episodes end by their length)."""
     w = wp.tid()
     tip = finger_tip(body_q[distal[w]], half_length)
     d = tip - wp.vec3(goal[w, 0], goal[w, 1], goal[w, 2])
@@ -98,14 +95,15 @@ def evaluate_finger(
         a = wp.clamp(actions[w, i], -1.0, 1.0)
         effort += a * a
     reward[w] = -wp.length(d) - effort_cost * effort
-    advance_episode(w, episode_length, episode_step, done, done_mask)
+    terminated[w] = False  # the episode only ends by its length
 
 
 @wp.kernel
 def reset_finger(
     # Input: the worlds to reset, the seeds, the env's geometry and goal ranges
     mask: wp.array(dtype=wp.int32),
-    seed: int,
+    seed: wp.array(dtype=wp.int32),
+    world_offset: int,
     episode_count: wp.array(dtype=wp.int32),
     base: wp.vec3,
     l1: float,
@@ -122,7 +120,7 @@ def reset_finger(
     w = wp.tid()
     if mask[w] == 0:
         return
-    rng = wp.rand_init(seed, w * 65537 + episode_count[w])
+    rng = episode_rng(seed[0], world_offset + w, episode_count[w])
     q1 = q1_range[0] + (q1_range[1] - q1_range[0]) * wp.randf(rng)
     q2 = q2_range[0] + (q2_range[1] - q2_range[0]) * wp.randf(rng)
     # Rotation about +Y by q maps +X to (cos q, 0, -sin q).
@@ -166,6 +164,12 @@ class Env(VecEnv):
             inertia=rod_inertia(MASSES[1], l2),
             label="distal",
         )
+        # Drawn only (no mass, no contacts): each link as a 1 cm capsule along its X axis, for recordings.
+        along_x = (0.0, 0.0, 0.0, 0.0, 0.7071068, 0.0, 0.7071068)  # the capsule's local Z onto X
+        for link, length, label in ((link1, l1, "proximal_capsule"), (link2, l2, "distal_capsule")):
+            b.add_shape_capsule(
+                link, along_x, radius=0.01, half_height=0.5 * length, density=0.0, has_collision=False, label=label
+            )
         common = dict(axis=(0.0, 1.0, 0.0), target_kd=JOINT_DAMPING)
         j1 = b.add_joint_revolute(
             -1,

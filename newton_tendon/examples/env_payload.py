@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from newton_tendon.examples._env_common import advance_episode, entity_index, launch_evaluate, launch_reset, run_random_policy
-from newton_tendon.rl import ObservationSpec, VecEnv
+from newton_tendon.examples._env_common import entity_index, launch_evaluate, launch_reset, run_random_policy
+from newton_tendon.rl import ObservationSpec, VecEnv, episode_rng
 
 ROLLER = (0.0, 0.0, 2.0)
 """Roller centre [m] (axis +Y, fixed to the world)."""
@@ -56,6 +56,8 @@ PUSH = 0.3
 """Largest sideways speed [m/s] given to the payload at the start of an episode."""
 SWING_COST = 0.1
 """Reward cost per m/s of horizontal payload speed."""
+ROLLER_MU = 0.1
+"""``HoistEnv``: capstan friction coefficient of the roller."""
 FORCE_SPAN = 0.3
 """``ForceEnv``: the drum's tension ranges over m g (1 -+ FORCE_SPAN) for actions -1..1."""
 
@@ -96,9 +98,7 @@ def command_winch_force(
 
 @wp.kernel
 def evaluate_payload(
-    # Input: the episode clock, the env's tables and settings, the targets
-    episode_length: int,
-    episode_step: wp.array(dtype=wp.int32),
+    # Input: the env's tables and settings, the targets
     payload: wp.array(dtype=wp.int32),
     target: wp.array2d(dtype=float),
     swing_cost: float,
@@ -107,23 +107,23 @@ def evaluate_payload(
     body_qd: wp.array(dtype=wp.spatial_vector),
     # Output:
     reward: wp.array(dtype=float),
-    done: wp.array(dtype=wp.bool),
-    done_mask: wp.array(dtype=wp.int32),
+    terminated: wp.array(dtype=wp.bool),
 ):
-    """Reward = -|z - target| - swing_cost |v_xy|; done after ``episode_length`` steps."""
+    """Reward = -|z - target| - swing_cost |v_xy|; never terminated (episodes end by their length)."""
     w = wp.tid()
     b = payload[w]
     z = wp.transform_get_translation(body_q[b])[2]
     v = wp.spatial_top(body_qd[b])
     reward[w] = -wp.abs(z - target[w, 0]) - swing_cost * wp.sqrt(v[0] * v[0] + v[1] * v[1])
-    advance_episode(w, episode_length, episode_step, done, done_mask)
+    terminated[w] = False  # the episode only ends by its length
 
 
 @wp.kernel
 def reset_payload(
     # Input: the worlds to reset, the seeds, the env's tables and settings
     mask: wp.array(dtype=wp.int32),
-    seed: int,
+    seed: wp.array(dtype=wp.int32),
+    world_offset: int,
     episode_count: wp.array(dtype=wp.int32),
     target_range: wp.vec2,
     push: float,
@@ -140,7 +140,7 @@ def reset_payload(
     w = wp.tid()
     if mask[w] == 0:
         return
-    rng = wp.rand_init(seed, w * 65537 + episode_count[w])
+    rng = episode_rng(seed[0], world_offset + w, episode_count[w])
     target[w, 0] = target_range[0] + (target_range[1] - target_range[0]) * wp.randf(rng)
     vx = push * (2.0 * wp.randf(rng) - 1.0)
     vy = push * (2.0 * wp.randf(rng) - 1.0)
@@ -162,12 +162,16 @@ class Env(VecEnv):
 
     force_winch = False
     """Build the winch as a force winch (``ForceEnv``)."""
+    roller_mu = 0.0
+    """Capstan friction coefficient of the roller (``HoistEnv``: ``ROLLER_MU``)."""
 
     def build_world(self, nt):
         b = nt.ModelBuilder()
         payload = b.add_body(
             xform=(*PAYLOAD_START, 0.0, 0.0, 0.0, 1.0), mass=MASS, inertia=np.eye(3) * 0.01, label="payload"
         )
+        # Drawn only (no mass, no contacts): the payload as a 10 cm box for recordings.
+        b.add_shape_box(payload, hx=0.05, hy=0.05, hz=0.05, density=0.0, has_collision=False, label="payload_box")
         span = dict(compliance=COMPLIANCE, damping=DAMPING)
         b.add_tendon(
             [
@@ -179,6 +183,7 @@ class Env(VecEnv):
                     axis=(0.0, 1.0, 0.0),
                     radius=RADIUS,
                     orientation=1,  # -X to +X over the top: counter-clockwise about +Y
+                    mu=self.roller_mu,
                     **span,
                 ),
                 nt.TendonGuide(body=payload, **span),
@@ -233,6 +238,16 @@ class Env(VecEnv):
     def payload_heights(self) -> np.ndarray:
         """Payload heights [m], [world_count] (host copy)."""
         return self.state_0.body_q.numpy()[self.payload_index.numpy(), 2].astype(np.float64)
+
+
+class HoistEnv(Env):
+    """The payload task with capstan friction on the roller (``mu = ROLLER_MU`` over the quarter turn
+    the cable wraps): the winch must pull ``exp(ROLLER_MU pi / 2)`` = 1.17 times the payload's
+    weight to lift it and only 0.85 times to hold it, so the cable sticks on the roller over that
+    band. ``rl_train --task payload`` trains on it."""
+
+    name = "env_payload_hoist"
+    roller_mu = ROLLER_MU
 
 
 class ForceEnv(Env):

@@ -167,11 +167,72 @@ def reset_episodes(
     # Output: the episode counters, updated in place
     episode_step: wp.array(dtype=wp.int32),
     episode_count: wp.array(dtype=wp.int32),
+    pending: wp.array(dtype=wp.int32),
 ):
-    """Start a new episode in every selected world: step counter to 0, episode counter + 1 (``done``
-    keeps the value the last step reported, so an automatic reset still returns it)."""
+    """Start a new episode in every selected world: step counter to 0, episode counter + 1, and no
+    reset pending any more (``done`` keeps the value the last step reported, so an automatic reset
+    still returns it). ``mask`` may be ``pending`` itself: each thread reads its entry before writing."""
     w = wp.tid()
     if mask[w] == 0:
         return
     episode_step[w] = 0
     episode_count[w] = episode_count[w] + 1
+    pending[w] = 0
+
+
+@wp.func
+def episode_rng(seed: int, world: int, episode: int) -> wp.uint32:
+    """Random state of one episode of one world: a hash of (seed, world) offset by the episode number.
+
+    ``world`` is the *global* world index (``VecEnv.world_offset`` + local index), so a shard of
+    worlds in one process draws what the same worlds draw in a single process holding them all. Two
+    hashes in a row keep (seed, world, episode) triples apart that a plain sum would merge (seed 1,
+    world 0 against seed 0, world 1).
+    """
+    state = wp.rand_init(seed, world)
+    return wp.rand_init(wp.randi(state), episode)
+
+
+@wp.kernel
+def finish_env_step(
+    # Input: per-world episode lengths, worlds reset by this step (NEXT_STEP autoreset), the
+    # observation, and whether to keep the final observation of finished episodes
+    max_steps: wp.array(dtype=wp.int32),
+    pending: wp.array(dtype=wp.int32),
+    obs: wp.array2d(dtype=float),
+    keep_final: int,
+    # Output: the episode clock and the step's flags, updated in place
+    episode_step: wp.array(dtype=wp.int32),
+    reward: wp.array(dtype=float),
+    terminated: wp.array(dtype=wp.bool),
+    truncated: wp.array(dtype=wp.bool),
+    done: wp.array(dtype=wp.bool),
+    done_mask: wp.array(dtype=wp.int32),
+    final_obs: wp.array2d(dtype=float),
+):
+    """Close one env step in every world after ``evaluate`` wrote ``reward`` and ``terminated``.
+
+    A world whose reset is pending (its episode ended on the previous step, NEXT_STEP autoreset)
+    reports reward 0 and no flags: this step only restarts it. Otherwise its step counter advances;
+    ``truncated`` = the episode reached its length without terminating; ``done`` = either; and with
+    ``keep_final`` the observation of a finished episode is copied to ``final_obs``.
+    """
+    w = wp.tid()
+    if pending[w] != 0:
+        reward[w] = 0.0
+        terminated[w] = False
+        truncated[w] = False
+        done[w] = False
+        done_mask[w] = 0
+        return
+    step = episode_step[w] + 1
+    episode_step[w] = step
+    term = terminated[w]
+    trunc = step >= max_steps[w] and not term
+    finished = term or trunc
+    truncated[w] = trunc
+    done[w] = finished
+    done_mask[w] = wp.where(finished, 1, 0)
+    if finished and keep_final != 0:
+        for j in range(obs.shape[1]):
+            final_obs[w, j] = obs[w, j]

@@ -35,20 +35,24 @@ The package is split by role; every public name is imported from ``newton_tendon
 
 from __future__ import annotations
 
+from newton_tendon.kernels.observe import episode_rng
+
 from ._actions import copy_world_mask
-from ._env import VecEnv
+from ._env import AUTORESET_MODES, VecEnv
 from ._observations import OBSERVATION_QUANTITIES, ObservationSpec, Observer
 from ._per_world import PER_WORLD_PARAMETERS, set_per_world
 from ._torch import from_torch, to_torch
 from ._worlds import world_entities
 
 __all__ = [
+    "AUTORESET_MODES",
     "OBSERVATION_QUANTITIES",
     "VecEnv",
     "PER_WORLD_PARAMETERS",
     "ObservationSpec",
     "Observer",
     "copy_world_mask",
+    "episode_rng",
     "from_torch",
     "set_per_world",
     "to_torch",

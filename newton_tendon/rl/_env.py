@@ -21,6 +21,9 @@ from ._actions import _copy_actions, copy_world_mask
 from ._observations import ObservationSpec, Observer
 from ._torch import _select_backend, to_torch
 
+AUTORESET_MODES = ("same_step", "next_step", "disabled")
+"""What ``VecEnv`` does with a world whose episode ended (gymnasium's ``AutoresetMode`` values)."""
+
 
 class VecEnv(abc.ABC):
     """Base of a batched environment: ``world_count`` copies of one world, stepped together.
@@ -44,9 +47,19 @@ class VecEnv(abc.ABC):
             most of an env step's time at a few worlds (the finger env: 157 against 6,419 env-steps/s
             at 1 world, 7,406 against 17,652 at 64; the same bits). Off: every launch from Python,
             e.g. to step through the hooks in a debugger.
-        auto_reset: reset the worlds whose episode ended at the end of ``step`` (the returned
-            ``done`` still flags them; ``obs`` is then the first observation of the new episode).
-        seed: seed of the device random numbers used by ``reset_worlds``.
+        auto_reset: shorthand for ``autoreset_mode``: True is "same_step", False "disabled".
+        autoreset_mode: what happens to a world whose episode ended (gymnasium's autoreset modes):
+            "same_step" (the default): the step that ends it resets it, returns ``done`` with the
+            first observation of the new episode and keeps the last one in ``final_obs``;
+            "next_step": the next step resets it, ignores its action and returns reward 0 and no
+            flags; "disabled": only ``reset(mask)`` restarts it.
+        episode_length: steps per episode, one int or one per world (default: the class's
+            ``episode_length``); :meth:`set_episode_lengths` changes them later.
+        seed: seed of the device random numbers used by ``reset_worlds``; ``reset(seed=...)``
+            changes it.
+        world_offset: global index of this env's first world. Per-world random numbers are drawn
+            by global index (:func:`episode_rng`), so a process holding worlds ``[offset, offset +
+            world_count)`` of a larger run draws what a single process holding them all draws.
 
     With the torch backend, ``step`` returns views of the env's buffers, overwritten by the next
     ``step`` or ``reset``; clone what you keep.
@@ -63,7 +76,7 @@ class VecEnv(abc.ABC):
     iterations = 8
     """Solver iterations per solver step."""
     episode_length = 200
-    """Env steps per episode (``done`` when reached)."""
+    """Default env steps per episode (``truncated`` when reached); per world with ``episode_length=``."""
 
     def __init__(
         self,
@@ -74,7 +87,10 @@ class VecEnv(abc.ABC):
         backend: str = "auto",
         use_graph: bool | None = None,
         auto_reset: bool = True,
+        autoreset_mode: str | None = None,
+        episode_length=None,
         seed: int = 0,
+        world_offset: int = 0,
     ):
         import newton_tendon as nt
 
@@ -87,6 +103,15 @@ class VecEnv(abc.ABC):
             raise ValueError(f"{where}: backend must be 'auto', 'torch' or 'numpy', got {backend!r}")
         if self.substeps < 2 or self.substeps % 2:
             raise ValueError(f"{where}: substeps must be even and >= 2, got {self.substeps}")
+        if autoreset_mode is None:
+            autoreset_mode = "same_step" if auto_reset else "disabled"
+        if autoreset_mode not in AUTORESET_MODES:
+            raise ValueError(
+                f"{where}: autoreset_mode must be one of {', '.join(AUTORESET_MODES)}, got {autoreset_mode!r}"
+            )
+        for name, value in (("seed", seed), ("world_offset", world_offset)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise ValueError(f"{where}: {name} must be an int >= 0, got {value!r}")
         backend = _select_backend(where, backend)
         self.backend = backend
         """"torch" or "numpy": the type ``step`` and ``reset`` return."""
@@ -95,7 +120,12 @@ class VecEnv(abc.ABC):
         self.sim_dt = self.frame_dt / self.substeps
         """Solver step [s]."""
         self.seed = int(seed)
-        self.auto_reset = bool(auto_reset)
+        """Seed of the per-world random numbers (the device copy is ``seed_buffer``)."""
+        self.world_offset = int(world_offset)
+        """Global index of this env's first world (seeds the per-world random numbers)."""
+        self.autoreset_mode = autoreset_mode
+        """"same_step", "next_step" or "disabled" (see the class docstring)."""
+        self.auto_reset = autoreset_mode != "disabled"
 
         world = self.build_world(nt)
         self.template = world
@@ -121,16 +151,30 @@ class VecEnv(abc.ABC):
         """Actions of the current step [world_count, action_dim] (copied in by ``step``)."""
         self.reward = wp.zeros(w, dtype=float, device=dev)
         """Reward of the last step per world, float32."""
+        self.terminated = wp.zeros(w, dtype=wp.bool, device=dev)
+        """True where the last step reached a terminal state (``evaluate`` writes it every step)."""
+        self.truncated = wp.zeros(w, dtype=wp.bool, device=dev)
+        """True where the last step ended an episode by its length without terminating."""
         self.done = wp.zeros(w, dtype=wp.bool, device=dev)
-        """True where the last step ended an episode."""
+        """True where the last step ended an episode (``terminated`` or ``truncated``)."""
         self.done_mask = wp.zeros(w, dtype=wp.int32, device=dev)
         """``done`` as the int32 world mask ``solver.reset`` takes."""
+        self.final_obs = wp.zeros((w, self.obs_dim), dtype=float, device=dev)
+        """Last observation of the episodes that the last step ended ("same_step" autoreset; the
+        rows of other worlds keep older values)."""
         self.episode_step = wp.zeros(w, dtype=wp.int32, device=dev)
         """Env steps taken in the current episode per world."""
+        self.max_episode_steps = wp.zeros(w, dtype=wp.int32, device=dev)
+        """Episode length per world [env steps] (:meth:`set_episode_lengths`)."""
         self.episode_count = wp.zeros(w, dtype=wp.int32, device=dev)
         """Episodes started per world (seeds the per-world random numbers of ``reset_worlds``)."""
         self.reset_mask = wp.zeros(w, dtype=wp.int32, device=dev)
         """Worlds the next ``reset`` acts on (filled from its argument)."""
+        self.pending_reset = wp.zeros(w, dtype=wp.int32, device=dev)
+        """Worlds the next step restarts ("next_step" autoreset; all zero otherwise)."""
+        self.seed_buffer = wp.array([self.seed], dtype=wp.int32, device=dev)
+        """``seed`` on the device, read by ``reset_worlds`` kernels (so a new seed needs no recapture)."""
+        self.set_episode_lengths(self.episode_length if episode_length is None else episode_length)
         self.setup(nt)
 
         self.use_graph = True if use_graph is None else bool(use_graph)
@@ -148,9 +192,12 @@ class VecEnv(abc.ABC):
                 self._reset_device()
             self._reset_graph = cap.graph
         self._views = None
+        self._torch_views = {}
         if backend == "torch":
             self._views = (to_torch(self.observer.obs), to_torch(self.reward), to_torch(self.done))
             self._action_view = to_torch(self.actions)
+            for name in self.OUTPUTS:
+                self._torch_views[name] = to_torch(getattr(self, name))
 
     # Hooks -------------------------------------------------------------------------------------
 
@@ -173,7 +220,8 @@ class VecEnv(abc.ABC):
 
     @abc.abstractmethod
     def evaluate(self) -> None:
-        """Launch kernels that write ``reward``, ``done`` and ``done_mask`` and advance ``episode_step``."""
+        """Launch kernels that write ``reward`` and ``terminated`` of every world (the base then
+        advances the episode clock and sets ``truncated``, ``done`` and ``done_mask``)."""
 
     def reset_worlds(self, mask: wp.array) -> None:  # noqa: B027 (optional hook, no-op by default)
         """Launch kernels that start new episodes in the worlds where ``mask`` is 1 (goals, commands);
@@ -183,13 +231,14 @@ class VecEnv(abc.ABC):
 
     def _reset_masked(self, mask: wp.array):
         self.solver.reset(self.state_0, mask)
+        self.reset_worlds(mask)
         wp.launch(
             K.reset_episodes,
             dim=self.world_count,
-            inputs=[mask, self.episode_step, self.episode_count],
+            inputs=[mask],
+            outputs=[self.episode_step, self.episode_count, self.pending_reset],
             device=self.device,
         )
-        self.reset_worlds(mask)
 
     def _reset_device(self):
         self._reset_masked(self.reset_mask)
@@ -205,21 +254,73 @@ class VecEnv(abc.ABC):
             self.state_0, self.state_1 = self.state_1, self.state_0
         self.observer.compute(self.state_0)
         self.evaluate()
-        if self.auto_reset:
-            self._reset_masked(self.done_mask)
-            self.solver.update_geometry(self.state_0)
-            self.observer.compute(self.state_0)
+        wp.launch(
+            K.finish_env_step,
+            dim=self.world_count,
+            inputs=[
+                self.max_episode_steps,
+                self.pending_reset,
+                self.observer.obs,
+                int(self.autoreset_mode == "same_step"),
+            ],
+            outputs=[
+                self.episode_step,
+                self.reward,
+                self.terminated,
+                self.truncated,
+                self.done,
+                self.done_mask,
+                self.final_obs,
+            ],
+            device=self.device,
+        )
+        if self.autoreset_mode == "disabled":
+            return
+        # same_step: restart the worlds that just finished; next_step: those that finished on the
+        # previous step, then remember this step's.
+        self._reset_masked(self.done_mask if self.autoreset_mode == "same_step" else self.pending_reset)
+        self.solver.update_geometry(self.state_0)
+        self.observer.compute(self.state_0)
+        if self.autoreset_mode == "next_step":
+            wp.launch(
+                K.mask_from_int,
+                dim=self.world_count,
+                inputs=[self.done_mask],
+                outputs=[self.pending_reset],
+                device=self.device,
+            )
 
     # Public ---------------------------------------------------------------------------------------
+
+    OUTPUTS = ("terminated", "truncated", "final_obs", "episode_step", "max_episode_steps")
+    """Per-world buffers :meth:`output` returns besides ``step``'s (obs, reward, done)."""
+
+    def output(self, name: str):
+        """One of :attr:`OUTPUTS` as the env's backend type: with torch a view of the buffer
+        (overwritten by the next step), with NumPy a copy."""
+        if name not in self.OUTPUTS:
+            raise ValueError(f"{self.name}.output: name must be one of {', '.join(self.OUTPUTS)}, got {name!r}")
+        view = self._torch_views.get(name)
+        return view if view is not None else getattr(self, name).numpy().copy()
 
     def _outputs(self):
         if self._views is not None:
             return self._views
         return self.observer.obs.numpy().copy(), self.reward.numpy().copy(), self.done.numpy().copy()
 
-    def reset(self, mask=None):
+    def reset(self, mask=None, seed: int | None = None):
         """Start new episodes in the worlds selected by ``mask`` ([world_count] bool/int, torch, NumPy
-        or Warp; None = all) and return the observations [world_count, obs_dim] of every world."""
+        or Warp; None = all) and return the observations [world_count, obs_dim] of every world.
+
+        ``seed`` (int >= 0) restarts the per-world random numbers: the seed changes and every
+        world's episode counter returns to 0, so the same seed replays the same episodes.
+        """
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise ValueError(f"{self.name}.reset: seed must be an int >= 0, got {seed!r}")
+            self.seed = int(seed)
+            self.seed_buffer.fill_(self.seed)
+            self.episode_count.zero_()
         copy_world_mask(mask, self.reset_mask)
         if self._reset_graph is not None:
             wp.capture_launch(self._reset_graph)
@@ -237,6 +338,28 @@ class VecEnv(abc.ABC):
         else:
             self._step_device()
         return self._outputs()
+
+    def to_gymnasium(self):
+        """This env as a ``gymnasium.vector.VectorEnv`` (:class:`~newton_tendon.rl.gymnasium_env.GymnasiumVectorEnv`;
+        needs gymnasium, the ``rl`` extra)."""
+        from .gymnasium_env import GymnasiumVectorEnv
+
+        return GymnasiumVectorEnv(self)
+
+    def set_episode_lengths(self, lengths) -> None:
+        """Set the episode length [env steps] of every world: one int, or a sequence of
+        ``world_count`` ints (>= 1). Takes effect at the next step; host code, call it between steps."""
+        where = f"{self.name}.set_episode_lengths"
+        values = np.asarray(lengths)
+        if values.dtype == bool or not np.issubdtype(values.dtype, np.integer):
+            raise TypeError(f"{where}: lengths must be ints, got {values.dtype}")
+        if values.ndim == 0:
+            values = np.full(self.world_count, int(values))
+        if values.shape != (self.world_count,):
+            raise ValueError(f"{where}: lengths must be one int or {self.world_count} ints, got shape {values.shape}")
+        if np.any(values < 1) or np.any(values > np.iinfo(np.int32).max):
+            raise ValueError(f"{where}: every length must be an int in [1, 2**31 - 1]")
+        self.max_episode_steps.assign(values.astype(np.int32))
 
     def _torch_device(self):
         return wp.device_to_torch(self.device)
