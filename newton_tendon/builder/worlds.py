@@ -9,6 +9,7 @@ with indices remapped and world-attached geometry placed by ``xform``.
 from __future__ import annotations
 
 import math
+import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,6 +21,11 @@ from ._checks import _vec3, _xform
 
 if TYPE_CHECKING:
     from .model_builder import ModelBuilder
+
+
+_LABEL_INDEX: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per builder: the label indexes of :func:`_check_label_clash` (kept outside the builder, whose
+state a refused call must leave unchanged)."""
 
 
 def _check_label_clash(owner: str, kind: str, labels, worlds, new_labels, new_worlds, cache: dict | None = None):
@@ -159,7 +165,7 @@ class WorldBuilder:
                 worlds,
                 [label_prefix + s for s in new_labels],
                 [remap_world(w) for w in new_worlds],
-                self.__dict__.setdefault("_label_clash_cache", {}),
+                _LABEL_INDEX.setdefault(self, {}),
             )
         b0 = self.body_count
         s0 = self.shape_count
