@@ -14,7 +14,8 @@
 # Without hypothesis a stand-in module lets the suite import; the property-based tests are then skipped.
 #
 # Writes into OUTDIR: devices.txt, install.txt, tests.txt (+ tests_junit.xml), rl_capture.txt/.json,
-# bench.txt with results.json/results.md, vs_mjwarp.txt (where mujoco and mujoco_warp import), timing.txt
+# bench.txt with results.json/results.md, vs_mjwarp.txt (where mujoco and mujoco_warp import), bench_rl.txt
+# and rl_train.txt + rl_train/ (where torch, gymnasium and rsl_rl import), timing.txt
 # (each phase's exit code and seconds), summary.txt.
 # Each phase has its own timeout (seconds): TESTS_TIMEOUT, RL_TIMEOUT, BENCH_TIMEOUT.
 set -u
@@ -178,11 +179,31 @@ else
   echo "vs_mjwarp skipped: mujoco or mujoco_warp is not importable" | tee "$OUT/vs_mjwarp.txt"
 fi
 
+# --- 5. RL layer cost and a training run (issue 28), where torch, gymnasium and rsl_rl import ---------
+RLT_RC=skipped
+if "$PY" -c "import torch, gymnasium, rsl_rl, tensordict" > /dev/null 2>&1; then
+  if [ "$MODE" = "quick" ]; then
+    RLB=(--worlds 8 --steps 4); RLT=(--worlds 16 --iterations 2)
+  else
+    RLB=(--worlds 1024,16384,65536 --steps 60); RLT=(--worlds 4096 --iterations 100)
+  fi
+  phase bench_rl "${RLB_TIMEOUT:-600}" "$PY" benchmarks/bench_rl.py --device "$DEVICE" "${RLB[@]}" \
+    > "$OUT/bench_rl.txt" 2>&1
+  tail -n 10 "$OUT/bench_rl.txt"
+  phase rl_train "${RLT_TIMEOUT:-600}" "$PY" -m newton_tendon.examples.rl_train --task finger --device "$DEVICE" \
+    "${RLT[@]}" --out "$OUT/rl_train" > "$OUT/rl_train.txt" 2>&1
+  RLT_RC=$?
+  grep -E "iterations|random policy" "$OUT/rl_train.txt"
+else
+  echo "bench_rl and rl_train skipped: torch, gymnasium or rsl_rl is not importable" | tee "$OUT/rl_train.txt"
+fi
+
 {
   echo "device $DEVICE mode $MODE"
   echo "tests rc=$TESTS_RC ($(tail -n 1 "$OUT/tests.txt"))"
   echo "rl_capture rc=$RL_RC"
   echo "bench rc=$BENCH_RC"
   echo "vs_mjwarp rc=$MJW_RC (not part of the exit status: an optional peer)"
+  echo "rl_train rc=$RLT_RC (not part of the exit status: needs the rl extra)"
 } | tee "$OUT/summary.txt"
 [ $TESTS_RC -eq 0 ] && [ $RL_RC -eq 0 ] && [ $BENCH_RC -eq 0 ]

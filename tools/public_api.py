@@ -103,6 +103,16 @@ def snapshot() -> dict[str, dict[str, list[str]]]:
     return result
 
 
+def _optional_dependency_missing(exc: ImportError) -> bool:
+    """Whether an import failed because a third-party package is not installed (the modules that
+    adapt optional dependencies re-raise that with an install hint, chained)."""
+    while exc is not None:
+        if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] != PACKAGE:
+            return True
+        exc = exc.__cause__
+    return False
+
+
 def missing(frozen: dict[str, dict[str, list[str]]]) -> list[str]:
     """What of ``frozen`` the current code no longer provides, one line per module or name."""
     problems = []
@@ -110,6 +120,8 @@ def missing(frozen: dict[str, dict[str, list[str]]]) -> list[str]:
         try:
             mod = importlib.import_module(module)
         except ImportError as exc:
+            if _optional_dependency_missing(exc):
+                continue  # e.g. the rl adapters without the rl extra: nothing of ours is gone
             problems.append(f"{module}: no longer importable ({exc})")
             continue
         exported = getattr(mod, "__all__", None)

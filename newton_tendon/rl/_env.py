@@ -242,7 +242,7 @@ class VecEnv(abc.ABC):
 
     def _reset_device(self):
         self._reset_masked(self.reset_mask)
-        # Transmission lengths and rates at the restored poses (the forces stay the last step's).
+        # Transmission lengths and rates at the restored poses (the reset zeroed their reported forces).
         self.solver.update_geometry(self.state_0)
         self.observer.compute(self.state_0)
 

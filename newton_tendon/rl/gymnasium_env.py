@@ -28,6 +28,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from ._env import VecEnv
 
+__all__ = ["GymnasiumVectorEnv"]
+
 _MODES = {
     "same_step": AutoresetMode.SAME_STEP,
     "next_step": AutoresetMode.NEXT_STEP,

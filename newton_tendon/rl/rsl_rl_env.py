@@ -33,6 +33,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from ._env import VecEnv
 
+__all__ = ["OnPolicyRunner", "RslRlVecEnv", "ppo_config"]
+
 
 class RslRlVecEnv(_RslVecEnv):
     """A :class:`~newton_tendon.rl.VecEnv` as ``rsl_rl.env.VecEnv``.
