@@ -195,8 +195,7 @@ def episode_rng(seed: int, world: int, episode: int) -> wp.uint32:
 
 @wp.kernel
 def finish_env_step(
-    # Input: per-world episode lengths, worlds reset by this step (NEXT_STEP autoreset), the
-    # observation, and whether to keep the final observation of finished episodes
+    # Input: episode lengths, worlds this step restarts (NEXT_STEP), observations, keep finals
     max_steps: wp.array(dtype=wp.int32),
     pending: wp.array(dtype=wp.int32),
     obs: wp.array2d(dtype=float),
