@@ -324,10 +324,16 @@ def update_joint_duals(
             lo = wp.min(k_q * c_lo + lam_lim[0], 0.0)
             hi = wp.min(k_q * c_hi + lam_lim[1], 0.0)
             duals.lam_lim[ds + k] = wp.vec2(lo, hi)
-            # A violated limit grows the linear penalty (the one the coordinate rows' stiffness reads).
+            # A violated limit grows the penalty its coordinate row's stiffness reads: the angular one
+            # for an angular dof, the linear one for a linear dof.
+            viol = float(0.0)
             if lo < 0.0:
-                err_lin = wp.max(err_lin, wp.abs(wp.min(c_lo, 0.0)))
+                viol = wp.max(viol, wp.abs(wp.min(c_lo, 0.0)))
             if hi < 0.0:
-                err_lin = wp.max(err_lin, wp.abs(wp.min(c_hi, 0.0)))
+                viol = wp.max(viol, wp.abs(wp.min(c_hi, 0.0)))
+            if angular:
+                err_ang = wp.max(err_ang, viol)
+            else:
+                err_lin = wp.max(err_lin, viol)
     duals.rho_lin[j] = wp.min(rho_lin + params.growth * err_lin, params.rho_max)
     duals.rho_ang[j] = wp.min(rho_ang + params.growth * err_ang, params.rho_max)
