@@ -110,8 +110,8 @@ class VecEnv(abc.ABC):
                 f"{where}: autoreset_mode must be one of {', '.join(AUTORESET_MODES)}, got {autoreset_mode!r}"
             )
         for name, value in (("seed", seed), ("world_offset", world_offset)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-                raise ValueError(f"{where}: {name} must be an int >= 0, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 2**31:
+                raise ValueError(f"{where}: {name} must be an int in [0, 2**31 - 1], got {value!r}")
         backend = _select_backend(where, backend)
         self.backend = backend
         """"torch" or "numpy": the type ``step`` and ``reset`` return."""
@@ -312,12 +312,12 @@ class VecEnv(abc.ABC):
         """Start new episodes in the worlds selected by ``mask`` ([world_count] bool/int, torch, NumPy
         or Warp; None = all) and return the observations [world_count, obs_dim] of every world.
 
-        ``seed`` (int >= 0) restarts the per-world random numbers: the seed changes and every
+        ``seed`` (an int in [0, 2**31 - 1]) restarts the per-world random numbers: the seed changes and every
         world's episode counter returns to 0, so the same seed replays the same episodes.
         """
         if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-                raise ValueError(f"{self.name}.reset: seed must be an int >= 0, got {seed!r}")
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**31:
+                raise ValueError(f"{self.name}.reset: seed must be an int in [0, 2**31 - 1], got {seed!r}")
             self.seed = int(seed)
             self.seed_buffer.fill_(self.seed)
             self.episode_count.zero_()

@@ -136,10 +136,11 @@ def test_set_episode_lengths_validates():
     np.testing.assert_array_equal(env.max_episode_steps.numpy(), [4, 5, 6])  # unchanged by the refusals
     with pytest.raises(ValueError, match="autoreset_mode must be one of same_step, next_step, disabled"):
         env_finger.Env(2, "cpu", autoreset_mode="sometimes")
-    with pytest.raises(ValueError, match="world_offset must be an int >= 0"):
+    with pytest.raises(ValueError, match=r"world_offset must be an int in \[0, 2\*\*31 - 1\]"):
         env_finger.Env(2, "cpu", world_offset=-1)
-    with pytest.raises(ValueError, match="seed must be an int >= 0"):
-        env.reset(seed=-3)
+    for bad in (-3, 2**31, 1.5, True):
+        with pytest.raises(ValueError, match=r"seed must be an int in \[0, 2\*\*31 - 1\]"):
+            env.reset(seed=bad)
 
 
 @pytest.mark.parametrize("solver", ["xpbd", "vbd"])
