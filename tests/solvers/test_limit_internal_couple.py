@@ -24,15 +24,16 @@ import numpy as np
 import pytest
 
 import newton_tendon as nt
+from newton_tendon.examples.env_finger import rod_inertia
 
-from ..helpers import SOLVERS
+from ..helpers import SOLVERS, quat_to_matrix
 
 
 def _proximal_angle(solver_name: str, iterations: int) -> float:
     b = nt.ModelBuilder(gravity=(0.0, 0.0, 0.0))
-    inertia = [np.diag([1e-3 * i, i, i]) for i in (0.1 * 0.3**2 / 12.0, 0.05 * 0.2**2 / 12.0)]
-    l1 = b.add_link(xform=(0.15, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0), mass=0.1, inertia=inertia[0])
-    l2 = b.add_link(xform=(0.4, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0), mass=0.05, inertia=inertia[1])
+    # The finger's links: uniform rods along X.
+    l1 = b.add_link(xform=(0.15, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0), mass=0.1, inertia=rod_inertia(0.1, 0.3))
+    l2 = b.add_link(xform=(0.4, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0), mass=0.05, inertia=rod_inertia(0.05, 0.2))
     j1 = b.add_joint_revolute(
         -1, l1, parent_xform=(0, 0, 0.5, 0, 0, 0, 1), child_xform=(-0.15, 0, 0, 0, 0, 0, 1), axis=(0, 1, 0)
     )
@@ -55,8 +56,7 @@ def _proximal_angle(solver_name: str, iterations: int) -> float:
     for _ in range(96):  # 0.4 s at 1/240 s
         solver.step(s0, s1, control, None, 1.0 / 240.0)
         s0, s1 = s1, s0
-    x, y, z, w = s0.body_q.numpy()[0, 3:7]
-    axis_x = np.array([1 - 2 * (y * y + z * z), 2 * (x * y + z * w), 2 * (x * z - y * w)])
+    axis_x = quat_to_matrix(s0.body_q.numpy()[0, 3:7])[:, 0]
     return float(np.arctan2(-axis_x[2], axis_x[0]))  # positive: turned down about +Y
 
 
