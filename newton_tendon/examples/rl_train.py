@@ -83,12 +83,15 @@ def _distributed():
     return int(os.getenv("RANK", "0")), int(os.getenv("WORLD_SIZE", "1"))
 
 
-def evaluate(env, act, seed: int = EVAL_SEED) -> np.ndarray:
+def evaluate(env, act, seed: int = EVAL_SEED, observe=None) -> np.ndarray:
     """Return of one episode per world [world_count], from a reset with ``seed``: ``act(obs) -> actions``
-    (torch tensors). Rewards after a world's first episode ends are not counted."""
+    (torch tensors). Rewards after a world's first episode ends are not counted. ``observe(state)``,
+    if given, sees the state after the reset and after every step (e.g. a recorder)."""
     import torch
 
     obs = env.reset(seed=seed)
+    if observe is not None:
+        observe(env.state_0)
     total = torch.zeros(env.world_count, dtype=torch.float64, device=obs.device)
     running = torch.ones(env.world_count, dtype=torch.bool, device=obs.device)
     for _ in range(int(env.max_episode_steps.numpy().max())):
@@ -97,6 +100,8 @@ def evaluate(env, act, seed: int = EVAL_SEED) -> np.ndarray:
         obs, reward, done = env.step(actions)
         total += reward.double() * running
         running &= ~done
+        if observe is not None:
+            observe(env.state_0)
         if not bool(running.any()):
             break
     return total.cpu().numpy()
@@ -307,8 +312,6 @@ def replay(
 ) -> dict:
     """Load a checkpoint written by :func:`train`, run one evaluation episode in ``worlds`` worlds with
     the policy's mean action and record every frame into ``usd_path``; returns the episode returns."""
-    import torch
-
     from newton_tendon.viewer import RecorderUSD
 
     task = TASKS[task_name]
@@ -316,24 +319,11 @@ def replay(
     # No autoreset: the episode's last pose stays to be recorded.
     env = task.env_class(worlds, device, solver=solver, backend="torch", autoreset_mode="disabled")
     act = load_policy(task, env, policy_path, task_name)
-    obs = env.reset(seed=EVAL_SEED)
-    total = torch.zeros(worlds, dtype=torch.float64)
-    running = torch.ones(worlds, dtype=torch.bool)
     spacing = np.zeros((worlds, 3))
     spacing[:, 1] = 0.6 * np.arange(worlds)  # side by side along Y
     with RecorderUSD(env.model, usd_path, fps=1.0 / env.frame_dt, solver=env.solver, world_offsets=spacing) as rec:
-        rec.record(env.state_0)
-        for _ in range(int(env.max_episode_steps.numpy().max())):
-            with torch.inference_mode():
-                actions = act(obs)
-            obs, reward, done = env.step(actions)
-            total += reward.double().cpu() * running
-            running &= ~done.cpu()
-            rec.record(env.state_0)
-            if not bool(running.any()):
-                break
+        returns = evaluate(env, act, EVAL_SEED, observe=rec.record)
         frames = rec.frame_count
-    returns = total.numpy()
     print(f"{task_name}: replayed {worlds} worlds, {frames} frames into {usd_path}; returns {np.round(returns, 2)}")
     return {"returns": returns, "frames": frames, "usd_path": usd_path}
 
