@@ -22,6 +22,8 @@ Revolute and prismatic joints also carry a limit row (hard, unilateral) and a ta
 import warp as wp
 
 from newton_tendon.kernels.math import (
+    apply_pose_delta,
+    bounded_pose_delta,
     quat_to_rotation_vector,
     twist_angle,
     world_inv_inertia,
@@ -560,7 +562,9 @@ def coordinate_row(
     if k_eff > 0.0:
         q_star = (ke * target_pos + (kd / dt) * (q_prev + dt * target_vel) + inertial * (q_prev + dt * qd_prev)) / k_eff
         cdrive = q - q_star
-        if angular:
+        if angular and (cdrive > wp.pi or cdrive < -wp.pi):
+            # The shortest angle; within (-pi, pi] already in all but a target set a turn away
+            # (three transcendental calls per row and pass otherwise).
             cdrive = wp.atan2(wp.sin(cdrive), wp.cos(cdrive))
         alpha = 1.0 / (k_eff * dt * dt)
         return 2, cdrive + alpha * lam, alpha, True
@@ -572,34 +576,52 @@ VARIANT_MODULE = "newton_tendon.kernels.joints_variants"
 compile them."""
 
 
-def _make_solve_joints(universal: bool, armature: bool):
-    """``solve_joints``; ``universal`` compiles the rows of universal joints (D6 joints with two
+def _make_joint_pass(universal: bool, armature: bool, groups: bool):
+    """The joint pass's kernel function: ``groups`` selects Gauss-Seidel over joint groups (else
+    Jacobi over joints); ``universal`` compiles the rows of universal joints (D6 joints with two
     angular axes) in, ``armature`` the coordinates' armature (``Model.joint_row_armature``). Without
     them those branches are empty: a variant is used only for models that have none, and their code
     in the kernel slowed every joint pass on the CPU (universal rows 4 %, armature reads 6 %, on a
-    pendulum chain at 256 worlds)."""
+    pendulum chain at 256 worlds). The joint's code is inline in the loop: as a Warp function it
+    was not inlined on the CPU and copied its struct arguments at every call."""
 
-    def solve_joints(
+    def joint_pass(
         # Model:
         bodies: BodyModel,
         joints: JointModel,
         linear_relaxation: float,
         angular_relaxation: float,
         dt: float,
+        # Gauss-Seidel only: the groups (CSR), their count, groups per thread and the direction.
+        group_start: wp.array(dtype=wp.int32),
+        group_joint: wp.array(dtype=wp.int32),
+        group_count: int,
+        chunk: int,
+        reverse: int,
         # Control:
         joint_target_pos: wp.array(dtype=float),
         joint_target_vel: wp.array(dtype=float),
-        # State: joint coordinates at the step start; current predicted poses (read only, corrections go to slots)
+        # State: joint coordinates at the step start; predicted poses (read only for Jacobi, corrected
+        # in place by Gauss-Seidel)
         joint_q_prev: wp.array(dtype=float),
         joint_qd_prev: wp.array(dtype=float),
         body_q: wp.array(dtype=wp.transform),
         # Scratch:
         joint_lambda: wp.array(dtype=float),
         slot_delta: wp.array(dtype=wp.spatial_vector),
+        body_delta: wp.array(dtype=wp.spatial_vector),
     ):
-        """One Jacobi pass over joints: each joint's anchor, orientation and coordinate rows solved
-        together as one block (``joint_block_correction``); the pose change of each body goes to the
-        joint's two slots.
+        """One pass over joints: each joint's anchor, orientation and coordinate rows solved together
+        as one block (``joint_block_correction``), from the current poses.
+
+        Jacobi (``solve_joints``, a thread per joint): every joint reads the same poses and the pose
+        change of each body goes to the joint's two slots, which ``apply_slot_pose_deltas`` adds up.
+        Gauss-Seidel (``solve_joint_groups``, a thread per ``chunk`` groups): a group is a set of joints
+        linked through moving bodies (``solvers._joint_groups``), so no two threads touch one body;
+        joint by joint, root to leaves (leaves to root when ``reverse`` is 1), the correction is
+        computed from the poses the joints before it left and applied at once (``move_body``), with
+        no relaxation needed against neighbours moving at the same time: a chain's joints pass a
+        correction along within one pass instead of one link per Jacobi pass.
 
         The coordinate row of a revolute or prismatic joint is a violated limit (hard, unilateral: the
         row exists only while q is outside [lower, upper], C = q - bound, and it pushes q back to the
@@ -615,224 +637,276 @@ def _make_solve_joints(universal: bool, armature: bool):
         drive's compliance is weighed against the coordinate's effective mass with the anchor held
         (I + m r^2 for a link at arm r on a hinge), and lambda <- lambda + a . dp.
         """
-        j = wp.tid()
-        jt = joints.type[j]
-        p = joints.parent[j]
-        c = joints.child[j]
-        zero = wp.spatial_vector()
-        if joints.enabled[j] == 0 or jt == JOINT_FREE:
-            slot_delta[2 * j] = zero
-            slot_delta[2 * j + 1] = zero
-            return
+        tid = wp.tid()
+        first = tid
+        last = tid + 1
+        if wp.static(groups):
+            g = tid * chunk
+            first = group_start[g]
+            last = group_start[wp.min(g + chunk, group_count)]
+        for i in range(last - first):
+            j = first + i
+            if wp.static(groups):
+                if reverse != 0:
+                    j = group_joint[last - 1 - i]
+                else:
+                    j = group_joint[first + i]
+            jt = joints.type[j]
+            p = joints.parent[j]
+            c = joints.child[j]
+            if joints.enabled[j] == 0 or jt == JOINT_FREE:
+                if wp.static(not groups):
+                    slot_delta[2 * j] = wp.spatial_vector()
+                    slot_delta[2 * j + 1] = wp.spatial_vector()
+                continue
 
-        bp = BodyPair()
-        q_p = parent_pose(body_q, p)
-        q_c = body_q[c]
-        bp.inv_m_p = 0.0
-        bp.inv_i_p = wp.mat33(0.0)
-        bp.com_p = wp.vec3(0.0)
-        if p >= 0:
-            bp.com_p = bodies.com[p]
-            if is_moving_body(bodies, p):
-                bp.inv_m_p = bodies.inv_mass[p]
-                bp.inv_i_p = world_inv_inertia(q_p, bodies.inv_inertia[p])
-        bp.com_c = bodies.com[c]
-        bp.inv_m_c = 0.0
-        bp.inv_i_c = wp.mat33(0.0)
-        if is_moving_body(bodies, c):
-            bp.inv_m_c = bodies.inv_mass[c]
-            bp.inv_i_c = world_inv_inertia(q_c, bodies.inv_inertia[c])
-        dx_p = wp.vec3(0.0)
-        dth_p = wp.vec3(0.0)
-        dx_c = wp.vec3(0.0)
-        dth_c = wp.vec3(0.0)
-        ds = joints.qd_start[j]
-        qs = joints.q_start[j]
-        dim = joints.dof_dim[j]
-        n_lin = dim[0]
-        n_ang = dim[1]
-        # Coordinate rows on revolute, prismatic and D6 axes (a ball joint's dofs have no limit or drive).
-        has_coord = jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC or jt == JOINT_D6
-        X_wp = q_p * joints.X_p[j]
-        X_wc = q_c * joints.X_c[j]
-        rot_p = wp.transform_get_rotation(X_wp)
-        rot_c = wp.transform_get_rotation(X_wc)
-        x_p = wp.transform_get_translation(X_wp)
-        x_c = wp.transform_get_translation(X_wc)
-        d = x_c - x_p
+            bp = BodyPair()
+            q_p = parent_pose(body_q, p)
+            q_c = body_q[c]
+            bp.inv_m_p = 0.0
+            bp.inv_i_p = wp.mat33(0.0)
+            bp.com_p = wp.vec3(0.0)
+            if p >= 0:
+                bp.com_p = bodies.com[p]
+                if is_moving_body(bodies, p):
+                    bp.inv_m_p = bodies.inv_mass[p]
+                    bp.inv_i_p = world_inv_inertia(q_p, bodies.inv_inertia[p])
+            bp.com_c = bodies.com[c]
+            bp.inv_m_c = 0.0
+            bp.inv_i_c = wp.mat33(0.0)
+            if is_moving_body(bodies, c):
+                bp.inv_m_c = bodies.inv_mass[c]
+                bp.inv_i_c = world_inv_inertia(q_c, bodies.inv_inertia[c])
+            dx_p = wp.vec3(0.0)
+            dth_p = wp.vec3(0.0)
+            dx_c = wp.vec3(0.0)
+            dth_c = wp.vec3(0.0)
+            ds = joints.qd_start[j]
+            qs = joints.q_start[j]
+            dim = joints.dof_dim[j]
+            n_lin = dim[0]
+            n_ang = dim[1]
+            # Coordinate rows on revolute, prismatic and D6 axes (a ball joint's dofs have no limit or drive).
+            has_coord = jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC or jt == JOINT_D6
+            X_wp = q_p * joints.X_p[j]
+            X_wc = q_c * joints.X_c[j]
+            rot_p = wp.transform_get_rotation(X_wp)
+            rot_c = wp.transform_get_rotation(X_wc)
+            x_p = wp.transform_get_translation(X_wp)
+            x_c = wp.transform_get_translation(X_wc)
+            d = x_c - x_p
 
-        # Linear axes: each free, or a row (a violated limit, hard, else the drive, compliant) whose
-        # right-hand side replaces the anchor error's component along it.
-        any_row = bool(False)
-        lin_axes = wp.mat33(0.0)
-        lin_mode = wp.vec3i(0)
-        lin_alpha = wp.vec3(0.0)
-        lin_drive = wp.vec3i(0)
-        lin_lam = wp.vec3(0.0)
-        d_lock = d
-        along = wp.vec3(0.0)
-        for k in range(n_lin):
-            a_w = wp.quat_rotate(rot_p, joints.axis[ds + k])
-            lin_axes[k] = a_w
-            q = wp.dot(d, a_w)
-            d_lock = d_lock - a_w * q
-            along = along + a_w * q
-            mode = int(1)
-            rhs = float(0.0)
-            if has_coord:
-                lin_lam[k] = joint_lambda[ds + k]
-                alpha = float(0.0)
-                is_drive = False
-                arm = float(0.0)
-                qd_n = float(0.0)
-                if wp.static(armature):
-                    arm = joints.armature[ds + k]
-                    qd_n = joint_qd_prev[ds + k]
-                mode, rhs, alpha, is_drive = coordinate_row(
-                    q,
-                    joints.limit_lower[ds + k],
-                    joints.limit_upper[ds + k],
-                    joints.target_ke[ds + k],
-                    joints.target_kd[ds + k],
-                    arm,
-                    dt,
-                    joint_q_prev[qs + k],
-                    qd_n,
-                    joint_target_pos[ds + k],
-                    joint_target_vel[ds + k],
-                    lin_lam[k],
-                    False,
-                )
-                lin_alpha[k] = alpha
-                if is_drive:
-                    lin_drive[k] = 1
-            lin_mode[k] = mode
-            if mode == 2:
-                any_row = True
-                d_lock = d_lock + a_w * rhs
-
-        # Orientation: no angular axis locks the whole rotation; one free angular axis locks the swing
-        # that carries the parent's axis onto the child's, and its twist is the coordinate; two (a
-        # universal joint) lock the third successive rotation (``d6_universal_axes``); three free
-        # angular axes lock nothing (ball).
-        has_ang = n_ang < 3
-        err_ang = wp.vec3(0.0)
-        ang_axes = wp.mat33(0.0)
-        ang_mode = wp.vec3i(0)
-        ang_alpha = wp.vec3(0.0)
-        ang_drive = wp.vec3i(0)
-        ang_lam = wp.vec3(0.0)
-        ang_q = wp.vec3(0.0)
-        if n_ang == 0:
-            err_ang = quat_to_rotation_vector(rot_c * wp.quat_inverse(rot_p))
-        elif n_ang == 1:
-            axis = joints.axis[ds + n_lin]
-            ang_axes[0] = wp.quat_rotate(rot_p, axis)
-            a_c = wp.quat_rotate(rot_c, axis)
-            s = wp.cross(ang_axes[0], a_c)
-            sn = wp.length(s)
-            if sn > 1.0e-9:
-                err_ang = s * (wp.atan2(sn, wp.dot(a_c, ang_axes[0])) / sn)
-            ang_mode[0] = 1
-            ang_q[0] = twist_angle(wp.quat_inverse(rot_p) * rot_c, axis)
-        elif n_ang == 2:
-            if wp.static(universal):
-                # The lock's error along n (across both free axes): a turn by (n . u_2) q_2 about n
-                # undoes the third rotation's residual q_2 to first order (``d6_universal_axes``).
-                ang, u, n = d6_universal_axes(rot_p, wp.quat_inverse(rot_p) * rot_c, joints, ds + n_lin)
-                u2 = wp.vec3(u[0, 2], u[1, 2], u[2, 2])
-                err_ang = n * (wp.dot(n, u2) * ang[2])
-                for k in range(2):
-                    ang_axes[k] = wp.vec3(u[0, k], u[1, k], u[2, k])
-                    ang_mode[k] = 1
-                    ang_q[k] = ang[k]
-        if has_coord and (n_ang == 1 or n_ang == 2):
-            for k in range(n_ang):
-                dk = ds + n_lin + k
-                ang_lam[k] = joint_lambda[dk]
+            # Linear axes: each free, or a row (a violated limit, hard, else the drive, compliant) whose
+            # right-hand side replaces the anchor error's component along it.
+            any_row = bool(False)
+            lin_axes = wp.mat33(0.0)
+            lin_mode = wp.vec3i(0)
+            lin_alpha = wp.vec3(0.0)
+            lin_drive = wp.vec3i(0)
+            lin_lam = wp.vec3(0.0)
+            d_lock = d
+            along = wp.vec3(0.0)
+            for k in range(n_lin):
+                a_w = wp.quat_rotate(rot_p, joints.axis[ds + k])
+                lin_axes[k] = a_w
+                q = wp.dot(d, a_w)
+                d_lock = d_lock - a_w * q
+                along = along + a_w * q
                 mode = int(1)
                 rhs = float(0.0)
-                alpha = float(0.0)
-                is_drive = False
-                arm = float(0.0)
-                qd_n = float(0.0)
-                if wp.static(armature):
-                    arm = joints.armature[dk]
-                    qd_n = joint_qd_prev[dk]
-                mode, rhs, alpha, is_drive = coordinate_row(
-                    ang_q[k],
-                    joints.limit_lower[dk],
-                    joints.limit_upper[dk],
-                    joints.target_ke[dk],
-                    joints.target_kd[dk],
-                    arm,
-                    dt,
-                    joint_q_prev[qs + n_lin + k],
-                    qd_n,
-                    joint_target_pos[dk],
-                    joint_target_vel[dk],
-                    ang_lam[k],
-                    True,
-                )
-                ang_mode[k] = mode
-                ang_alpha[k] = alpha
-                if is_drive:
-                    ang_drive[k] = 1
+                if has_coord:
+                    lin_lam[k] = joint_lambda[ds + k]
+                    alpha = float(0.0)
+                    is_drive = False
+                    arm = float(0.0)
+                    qd_n = float(0.0)
+                    if wp.static(armature):
+                        arm = joints.armature[ds + k]
+                        qd_n = joint_qd_prev[ds + k]
+                    mode, rhs, alpha, is_drive = coordinate_row(
+                        q,
+                        joints.limit_lower[ds + k],
+                        joints.limit_upper[ds + k],
+                        joints.target_ke[ds + k],
+                        joints.target_kd[ds + k],
+                        arm,
+                        dt,
+                        joint_q_prev[qs + k],
+                        qd_n,
+                        joint_target_pos[ds + k],
+                        joint_target_vel[ds + k],
+                        lin_lam[k],
+                        False,
+                    )
+                    lin_alpha[k] = alpha
+                    if is_drive:
+                        lin_drive[k] = 1
+                lin_mode[k] = mode
                 if mode == 2:
                     any_row = True
-                    err_ang = err_ang + ang_axes[k] * rhs
-        if any_row or wp.length(d_lock) > 1.0e-9 or wp.length(err_ang) > 1.0e-9:
-            # The parent's arm reaches the point of its line (or plane) that the child anchor is at:
-            # along a linear axis the anchors are q apart, and turning the parent swings its axis
-            # about its COM at that point, not at its own anchor (an arm short by q made a slider
-            # far out on a turning arm gain energy and blow up).
-            r_p = x_p + along - wp.transform_point(q_p, bp.com_p)
-            r_c = x_c - wp.transform_point(q_c, bp.com_c)
-            ddx_p, ddth_p, ddx_c, ddth_c, dlam_lin, dlam_ang, ok = joint_block_correction(
-                bp,
-                r_p,
-                r_c,
-                d_lock,
-                err_ang,
-                has_ang,
-                lin_axes,
-                lin_mode,
-                lin_alpha,
-                ang_axes,
-                ang_mode,
-                ang_alpha,
-                linear_relaxation,
-                angular_relaxation,
-            )
-            if ok:
-                dx_p = ddx_p
-                dth_p = ddth_p
-                dx_c = ddx_c
-                dth_c = ddth_c
-                for k in range(n_lin):
-                    if lin_drive[k] != 0:
-                        joint_lambda[ds + k] = lin_lam[k] + dlam_lin[k]
+                    d_lock = d_lock + a_w * rhs
+
+            # Orientation: no angular axis locks the whole rotation; one free angular axis locks the swing
+            # that carries the parent's axis onto the child's, and its twist is the coordinate; two (a
+            # universal joint) lock the third successive rotation (``d6_universal_axes``); three free
+            # angular axes lock nothing (ball).
+            has_ang = n_ang < 3
+            err_ang = wp.vec3(0.0)
+            ang_axes = wp.mat33(0.0)
+            ang_mode = wp.vec3i(0)
+            ang_alpha = wp.vec3(0.0)
+            ang_drive = wp.vec3i(0)
+            ang_lam = wp.vec3(0.0)
+            ang_q = wp.vec3(0.0)
+            if n_ang == 0:
+                err_ang = quat_to_rotation_vector(rot_c * wp.quat_inverse(rot_p))
+            elif n_ang == 1:
+                axis = joints.axis[ds + n_lin]
+                ang_axes[0] = wp.quat_rotate(rot_p, axis)
+                a_c = wp.quat_rotate(rot_c, axis)
+                s = wp.cross(ang_axes[0], a_c)
+                sn = wp.length(s)
+                if sn > 1.0e-9:
+                    err_ang = s * (wp.atan2(sn, wp.dot(a_c, ang_axes[0])) / sn)
+                ang_mode[0] = 1
+                ang_q[0] = twist_angle(wp.quat_inverse(rot_p) * rot_c, axis)
+            elif n_ang == 2:
+                if wp.static(universal):
+                    # The lock's error along n (across both free axes): a turn by (n . u_2) q_2 about n
+                    # undoes the third rotation's residual q_2 to first order (``d6_universal_axes``).
+                    ang, u, n = d6_universal_axes(rot_p, wp.quat_inverse(rot_p) * rot_c, joints, ds + n_lin)
+                    u2 = wp.vec3(u[0, 2], u[1, 2], u[2, 2])
+                    err_ang = n * (wp.dot(n, u2) * ang[2])
+                    for k in range(2):
+                        ang_axes[k] = wp.vec3(u[0, k], u[1, k], u[2, k])
+                        ang_mode[k] = 1
+                        ang_q[k] = ang[k]
+            if has_coord and (n_ang == 1 or n_ang == 2):
                 for k in range(n_ang):
-                    if ang_drive[k] != 0:
-                        joint_lambda[ds + n_lin + k] = ang_lam[k] + dlam_ang[k]
+                    dk = ds + n_lin + k
+                    ang_lam[k] = joint_lambda[dk]
+                    mode = int(1)
+                    rhs = float(0.0)
+                    alpha = float(0.0)
+                    is_drive = False
+                    arm = float(0.0)
+                    qd_n = float(0.0)
+                    if wp.static(armature):
+                        arm = joints.armature[dk]
+                        qd_n = joint_qd_prev[dk]
+                    mode, rhs, alpha, is_drive = coordinate_row(
+                        ang_q[k],
+                        joints.limit_lower[dk],
+                        joints.limit_upper[dk],
+                        joints.target_ke[dk],
+                        joints.target_kd[dk],
+                        arm,
+                        dt,
+                        joint_q_prev[qs + n_lin + k],
+                        qd_n,
+                        joint_target_pos[dk],
+                        joint_target_vel[dk],
+                        ang_lam[k],
+                        True,
+                    )
+                    ang_mode[k] = mode
+                    ang_alpha[k] = alpha
+                    if is_drive:
+                        ang_drive[k] = 1
+                    if mode == 2:
+                        any_row = True
+                        err_ang = err_ang + ang_axes[k] * rhs
+            if any_row or wp.length(d_lock) > 1.0e-9 or wp.length(err_ang) > 1.0e-9:
+                # The parent's arm reaches the point of its line (or plane) that the child anchor is at:
+                # along a linear axis the anchors are q apart, and turning the parent swings its axis
+                # about its COM at that point, not at its own anchor (an arm short by q made a slider
+                # far out on a turning arm gain energy and blow up).
+                r_p = x_p + along - wp.transform_point(q_p, bp.com_p)
+                r_c = x_c - wp.transform_point(q_c, bp.com_c)
+                ddx_p, ddth_p, ddx_c, ddth_c, dlam_lin, dlam_ang, ok = joint_block_correction(
+                    bp,
+                    r_p,
+                    r_c,
+                    d_lock,
+                    err_ang,
+                    has_ang,
+                    lin_axes,
+                    lin_mode,
+                    lin_alpha,
+                    ang_axes,
+                    ang_mode,
+                    ang_alpha,
+                    linear_relaxation,
+                    angular_relaxation,
+                )
+                if ok:
+                    dx_p = ddx_p
+                    dth_p = ddth_p
+                    dx_c = ddx_c
+                    dth_c = ddth_c
+                    for k in range(n_lin):
+                        if lin_drive[k] != 0:
+                            joint_lambda[ds + k] = lin_lam[k] + dlam_lin[k]
+                    for k in range(n_ang):
+                        if ang_drive[k] != 0:
+                            joint_lambda[ds + n_lin + k] = ang_lam[k] + dlam_ang[k]
 
-        slot_delta[2 * j] = wp.spatial_vector(dx_p, dth_p)
-        slot_delta[2 * j + 1] = wp.spatial_vector(dx_c, dth_c)
+            if wp.static(groups):
+                move_body(bodies, p, dx_p, dth_p, body_q, body_delta)
+                move_body(bodies, c, dx_c, dth_c, body_q, body_delta)
+            else:
+                slot_delta[2 * j] = wp.spatial_vector(dx_p, dth_p)
+                slot_delta[2 * j + 1] = wp.spatial_vector(dx_c, dth_c)
 
-    return solve_joints
+    return joint_pass
 
 
-solve_joints = wp.kernel(_make_solve_joints(False, False), name="solve_joints")
+@wp.func
+def move_body(
+    bodies: BodyModel,
+    b: int,
+    dx: wp.vec3,
+    dth: wp.vec3,
+    body_q: wp.array(dtype=wp.transform),
+    body_delta: wp.array(dtype=wp.spatial_vector),
+):
+    """Apply a pose change (COM translation [m], rotation vector [rad], capped by
+    ``bounded_pose_delta``) to body ``b`` now, and add it to the step's accumulated change."""
+    if is_moving_body(bodies, b):
+        d = bounded_pose_delta(wp.spatial_vector(dx, dth))
+        body_q[b] = apply_pose_delta(body_q[b], bodies.com[b], wp.spatial_top(d), wp.spatial_bottom(d))
+        body_delta[b] = body_delta[b] + d
+
+
+GROUPS_MODULE = "newton_tendon.kernels.joints_groups"
+"""Warp module of the ``solve_joint_groups`` variants (the Gauss-Seidel pass, ``solve_joint_group_kernel``)."""
+for _name in (VARIANT_MODULE, GROUPS_MODULE):
+    wp.get_module(_name).options["enable_backward"] = False
+
+
+def _suffix(universal: bool, armature: bool) -> str:
+    return ("_universal" if universal else "") + ("_armature" if armature else "")
+
+
+def _joint_kernel(universal: bool, armature: bool, groups: bool, module: str | None):
+    name = ("solve_joint_groups" if groups else "solve_joints") + _suffix(universal, armature)
+    return wp.kernel(_make_joint_pass(universal, armature, groups), name=name, module=module)
+
+
+_VARIANTS = [(u, a) for u in (False, True) for a in (False, True)]
+solve_joints = _joint_kernel(False, False, False, None)
 _SOLVE_JOINT_VARIANTS = {
-    (False, False): solve_joints,
-    (True, False): wp.kernel(_make_solve_joints(True, False), name="solve_joints_universal", module=VARIANT_MODULE),
-    (False, True): wp.kernel(_make_solve_joints(False, True), name="solve_joints_armature", module=VARIANT_MODULE),
-    (True, True): wp.kernel(
-        _make_solve_joints(True, True), name="solve_joints_universal_armature", module=VARIANT_MODULE
-    ),
+    key: solve_joints if key == (False, False) else _joint_kernel(*key, False, VARIANT_MODULE) for key in _VARIANTS
 }
+_SOLVE_JOINT_GROUP_VARIANTS = {key: _joint_kernel(*key, True, GROUPS_MODULE) for key in _VARIANTS}
 
 
 def solve_joint_kernel(universal: bool, armature: bool):
-    """The ``solve_joints`` variant for a model with (or without) universal joints and row armature."""
+    """The ``solve_joints`` variant (Jacobi) for a model with (or without) universal joints and row armature."""
     return _SOLVE_JOINT_VARIANTS[(bool(universal), bool(armature))]
+
+
+def solve_joint_group_kernel(universal: bool, armature: bool):
+    """The ``solve_joint_groups`` variant (Gauss-Seidel per group) for a model with (or without)
+    universal joints and row armature."""
+    return _SOLVE_JOINT_GROUP_VARIANTS[(bool(universal), bool(armature))]

@@ -238,26 +238,23 @@ def row_update(p: float, rate: float, target: float, gamma: float, w: float, lo:
     return wp.clamp(p - (rate - target + gamma * p) / denom, lo, hi)
 
 
-@wp.kernel(module=TRANSMISSION_KERNELS)
-def solve_transmissions(
-    # Model:
+@wp.func
+def solve_transmission(
+    t: int,
     tm: TransmissionModel,
     bodies: BodyModel,
     slot_base: int,
     dt: float,
-    # State: current predicted poses and velocities
     body_q: wp.array(dtype=wp.transform),
     body_qd: wp.array(dtype=wp.spatial_vector),
-    # Scratch:
     body_delta: wp.array(dtype=wp.spatial_vector),
     scratch: TransmissionScratch,
     work: TransmissionWork,
     slot_delta: wp.array(dtype=wp.spatial_vector),
 ):
-    """XPBD: one Gauss-Seidel pass over a tendon's rows at the current iterate (see module
+    """XPBD: one Gauss-Seidel pass over tendon ``t``'s rows at the current iterate (see module
     docstring); the pose change of each body ``h M_b^-1 J_s dp`` goes to the tendon's slots
     ``slot_base + s``."""
-    t = wp.tid()
     s0 = slot_begin(tm, t)
     s1 = slot_end(tm, t)
     for s in range(s0, s1):
@@ -294,6 +291,30 @@ def solve_transmissions(
         b_s = scratch.body[s]
         if is_moving_body(bodies, b_s):
             slot_delta[slot_base + s] = response(bodies, b_s, body_q[b_s], scratch.jac[s]) * (h * dp)
+
+
+@wp.kernel(module=TRANSMISSION_KERNELS)
+def solve_transmissions(
+    # Model:
+    tm: TransmissionModel,
+    bodies: BodyModel,
+    count: int,
+    chunk: int,
+    slot_base: int,
+    dt: float,
+    # State: current predicted poses and velocities
+    body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    # Scratch:
+    body_delta: wp.array(dtype=wp.spatial_vector),
+    scratch: TransmissionScratch,
+    work: TransmissionWork,
+    slot_delta: wp.array(dtype=wp.spatial_vector),
+):
+    """``solve_transmission`` for ``chunk`` tendons per thread (``count`` in all)."""
+    first = wp.tid() * chunk
+    for t in range(first, wp.min(first + chunk, count)):
+        solve_transmission(t, tm, bodies, slot_base, dt, body_q, body_qd, body_delta, scratch, work, slot_delta)
 
 
 @wp.kernel(module=TRANSMISSION_KERNELS)

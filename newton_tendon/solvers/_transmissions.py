@@ -17,6 +17,7 @@ from newton_tendon.kernels import transmission as tx
 
 from .._transmission_model import coupling_model_struct, transmission_model_struct, transmission_scratch
 from ..state import State
+from ._chunking import chunked
 
 _TRANSMISSION_PARAMS = (
     "stiffness",
@@ -259,10 +260,12 @@ class TransmissionLaunchers:
             return
         wp.launch(
             tx.solve_transmissions,
-            dim=m.transmission_count,
+            dim=chunked(m.transmission_count, self._chunk),
             inputs=[
                 self._transmission_model,
                 self._bodies,
+                m.transmission_count,
+                self._chunk,
                 slot_base,
                 dt,
                 body_q,

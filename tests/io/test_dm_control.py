@@ -205,7 +205,7 @@ def test_fish_trajectory_follows_mujoco_on_vbd():
     0.037 rad: the fins agree to 0.005 rad; the rest is the 0.5 g tail root between the 29 g torso and
     the 2.6 g tail tip, which VBD's default iterations leave short of convergence: with 64 iterations
     the tail's mean accelerations over the first 2 ms come within 3 % of MuJoCo's). SolverXPBD does not
-    follow this model (0.68 rad; docs/limitations.md)."""
+    follow this model (0.52 rad, its Jacobi joint pass 0.68; docs/limitations.md)."""
     model, info, mj = load("fish", color=True)
     mj.opt.density = 0.0
     data = mujoco.MjData(mj)

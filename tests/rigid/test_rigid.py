@@ -569,21 +569,24 @@ def test_revolute_limit_holds_pendulum(device, solver):
     assert abs(qd[0]) < 2e-3
 
 
-def test_revolute_limit_stops_link_without_rebound(device):
+@pytest.mark.parametrize("joint_solver", ["gauss_seidel", "jacobi"])
+def test_revolute_limit_stops_link_without_rebound(device, joint_solver):
     """XPBD at the default 8 iterations: the pendulum of test_revolute_limit_holds_pendulum hits its
     limit at 2.6 rad/s and stops there (a hard position-level limit is an inelastic impact: the
     projection removes the approach velocity).
 
     The limit row is solved in the joint block with the anchor rows, so the pass that meets the
-    limit also keeps the hinge; the default angular relaxation 0.4 leaves (1 - 0.4)^8 = 1.7 % of the
-    impact step's error, a rebound of about 0.017 x 2.6 = 0.045 rad/s (measured 0.045 rad/s; bound
-    0.1). When the limit was a scalar row about the COM before the block, the block turned part of
-    each correction back and the link rebounded at 1.56 rad/s and was still swinging at 1.2 s.
+    limit also keeps the hinge. The default Gauss-Seidel joint pass solves the block without
+    relaxation: measured rebound 9e-5 rad/s. The Jacobi pass's angular relaxation 0.4 leaves
+    (1 - 0.4)^8 = 1.7 % of the impact step's error, a rebound of about 0.017 x 2.6 = 0.045 rad/s
+    (measured 0.045 rad/s). Bound 0.1 for both. When the limit was a scalar row about the COM before
+    the block, the block turned part of each correction back and the link rebounded at 1.56 rad/s
+    and was still swinging at 1.2 s.
     XPBD only: VBD rebounds at 8 iterations (see test_revolute_limit_holds_pendulum)."""
     b = _pendulum(0.0)
     b.joint_limit_lower[0] = -0.5
     b.joint_limit_upper[0] = 0.5
-    sim = Sim(b, device, contacts=False, iterations=8, solver="xpbd")
+    sim = Sim(b, device, contacts=False, iterations=8, solver="xpbd", joint_solver=joint_solver)
     sim.control.joint_f.fill_(3.0)
     rates, hit = [], False
     for _ in range(1200):
@@ -726,10 +729,10 @@ DRIVE_HINGE = (0.0, 0.0, 2.0)
 # E = I_eff v^2 / 2 + ke (q - q_t)^2 / 2 + V_g(q) changes by -h kd v1^2 - I_eff (v1 - v0)^2 / 2
 # - (ke + V_g'') (q1 - q0)^2 / 2 <= 0, as ke = 30 N m exceeds the hinge's |V_g''| <= m g r = 2.45 N m
 # (the slider's V_g is linear). So E may rise only by the solver's rounding and convergence error:
-# float32 resolves m g z at z = 2 m to m g 2.4e-7 m = 2.3e-6 J, and the default relaxation 0.4
-# leaves (1 - 0.4)^8 = 1.7 % of each step's drive residual, which moves the gravity-loaded
-# equilibrium by about 1.4e-3 rad (measured, DRIVE_STEADY_TOL), worth (ke + m g r sin q) dq^2 / 2
-# = 3.4e-5 J. 1e-4 J bounds both. Before the fix XPBD's hinge rose by 0.58 J (no gravity) and
+# float32 resolves m g z at z = 2 m to m g 2.4e-7 m = 2.3e-6 J, and the Jacobi joint pass's
+# relaxation 0.4 leaves (1 - 0.4)^8 = 1.7 % of each step's drive residual, which moved the
+# gravity-loaded equilibrium by about 1.4e-3 rad (measured, DRIVE_STEADY_TOL), worth
+# (ke + m g r sin q) dq^2 / 2 = 3.4e-5 J. 1e-4 J bounds both. Before the fix XPBD's hinge rose by 0.58 J (no gravity) and
 # 0.55 J (gravity) within 0.5 s. Measured now on the hinge: XPBD 2.7e-9 J / 4.0e-5 J (no gravity /
 # gravity), VBD 4.1e-9 J / 4.3e-6 J; on the slider both below 4e-9 J.
 DRIVE_ENERGY_TOL = 1.0e-4
@@ -824,13 +827,14 @@ def test_drive_on_off_axis_link_never_gains_energy(device, solver, joint, gravit
 # slowest mode (kd / ke = 0.33 s for the overdamped hinge, 2 m / kd = 0.2 s for the slider). At 32
 # iterations each step's block solve converges to float32 rounding: measured |q - q_eq| <= 2.5e-7
 # (XPBD) and 1.2e-6 (VBD, at 8 and 32 iterations), rad for the hinge and m for the slider; 1e-5 is
-# 8x the float32 resolution of the 2 m scene. At the default 8 iterations XPBD's angular relaxation
-# 0.4 leaves (1 - 0.4)^8 = 1.7 % of each step's drive residual: the residual at the start of a step
-# is C0 ~ (ke / (ke + kd/h)) |q_eq - q_t| (lambda starts at 0), so the drive force is off by
-# (ke + kd/h) (1 - 0.4)^8 C0, i.e. |dq| ~ (1 - 0.4)^8 |q_eq - q_t| = 1.4e-3 rad (hinge, q_t = 0;
-# measured 1.4e-3), 3e-3 bounds it; the slider's linear relaxation 0.7 leaves 0.3^8 = 7e-5 of
-# 0.33 m, 2e-5 m. Before the fix XPBD settled 6e-3 rad (q_t = 0) and 4.6e-2 rad (q_t = 1) off.
-DRIVE_STEADY_TOL = {8: 3.0e-3, 32: 1.0e-5}
+# 8x the float32 resolution of the 2 m scene. XPBD's default Gauss-Seidel joint pass solves the
+# block without relaxation and gets there at 8 iterations too (measured <= 1.1e-6). Its Jacobi pass's
+# angular relaxation 0.4 left (1 - 0.4)^8 = 1.7 % of each step's drive residual at 8 iterations:
+# the residual at the start of a step is C0 ~ (ke / (ke + kd/h)) |q_eq - q_t| (lambda starts at 0),
+# so the drive force was off by (ke + kd/h) (1 - 0.4)^8 C0, i.e. |dq| ~ (1 - 0.4)^8 |q_eq - q_t|
+# = 1.4e-3 rad (hinge, q_t = 0; measured 1.4e-3), when it was the default and this bound was 3e-3.
+# Before the block fix XPBD settled 6e-3 rad (q_t = 0) and 4.6e-2 rad (q_t = 1) off.
+DRIVE_STEADY_TOL = {8: 1.0e-5, 32: 1.0e-5}
 
 
 @pytest.mark.parametrize("iterations", [8, 32])

@@ -5,11 +5,10 @@ joint the deep flexor (coefficient -0.025 m) and the extensor (+0.025 m) give +0
 nothing but gravity turns it. The proximal joint is flexed to its 1.2 rad limit by the net +0.5 N m
 of the two flexors against the extensor, and the distal link then hangs straight down:
 q1 + q2 = pi / 2, q2 = pi / 2 - 1.2 = 0.3708 rad (the joint's damping and the tendons' damping
-vanish at rest). Measured after 2 s: VBD 0.371 at 8 iterations; XPBD 0.375 at 64 iterations, but at
-its default 8 iterations XPBD holds the distal joint at its 1.8 rad upper limit: the opposed
-0.5 N m rows leave a net flexing torque of at least the 0.05 N m that gravity needs there. That case
-is a strict xfail (docs/limitations.md). Tolerance 0.01 rad: the damped approach is within 5e-3 rad
-of rest after 2 s at either setting.
+vanish at rest). Measured after 2 s: VBD 0.371 at 8 iterations; XPBD 0.3735 at its default 8
+iterations and 0.3709 at 64. (Before XPBD's joints were solved Gauss-Seidel, last in each iteration,
+its 8 iterations held the distal joint at its 1.8 rad limit: the opposed rows left a net torque.)
+Tolerance 0.01 rad: the damped approach is within 5e-3 rad of rest after 2 s at either setting.
 """
 
 from __future__ import annotations
@@ -39,14 +38,8 @@ def _distal_angle(solver: str, iterations: int) -> float:
     "solver, iterations",
     [
         ("vbd", 8),
+        ("xpbd", 8),
         ("xpbd", 64),
-        pytest.param(
-            "xpbd",
-            8,
-            marks=pytest.mark.xfail(
-                strict=True, reason="XPBD at 8 iterations leaves a net torque from opposed tendons"
-            ),
-        ),
     ],
 )
 def test_opposed_tendons_leave_the_distal_joint_to_gravity(solver, iterations):
