@@ -203,9 +203,13 @@ def test_vs_mjwarp_agreement_and_rates_run(capsys):
     both solvers, and a two-world rate row is finite for both (MuJoCo Warp's column is n/a where the
     ``bench`` extra is not installed)."""
     bench = _load_benchmark("vs_mjwarp")
-    rows = bench.agreement(str(bench.DEFAULT_MODEL), "cpu", 8, seconds=0.02, seeds=1)
-    assert [r["solver"] for r in rows] == ["xpbd", "vbd"]
-    assert all(math.isfinite(r["joint"]) and math.isfinite(r["tendon"]) for r in rows)
-    rates = bench.main(["--worlds", "2", "--steps", "4", "--skip-agreement"])
-    assert len(rates) == 1 and 0.0 < rates[0]["xpbd"] < math.inf and 0.0 < rates[0]["vbd"] < math.inf
-    assert "XPBD/MJW" in capsys.readouterr().out
+    rows = bench.agreement(str(bench.DEFAULT_MODEL), "cpu", [8, 4], seconds=0.02, seeds=1)
+    assert [(r["solver"], r["iterations"]) for r in rows] == [("xpbd", 8), ("xpbd", 4), ("vbd", 8), ("vbd", 4)]
+    keys = ("joint", "joint_rms", "tendon", "converged")
+    assert all(math.isfinite(r[k]) and r[k] >= 0.0 for r in rows for k in keys)
+    assert all(r["joint_rms"] <= r["joint"] for r in rows)
+    rates = bench.main(["--worlds", "2", "--steps", "4", "--skip-agreement", "--iterations", "8,4"])
+    assert len(rates) == 1
+    assert all(0.0 < rates[0][f"{s}_{i}"] < math.inf for s in ("xpbd", "vbd") for i in (8, 4))
+    assert rates[0]["xpbd"] == rates[0]["xpbd_8"]
+    assert "XPBD 4/MJW" in capsys.readouterr().out
