@@ -523,6 +523,129 @@ def joint_block_correction(
 
 
 @wp.func
+def root_joint_correction(
+    bp: BodyPair,
+    r_c: wp.vec3,
+    err_lin: wp.vec3,
+    err_ang: wp.vec3,
+    axis: wp.vec3,
+    angular: bool,
+    mode: int,
+    alpha: float,
+    lin_relax: float,
+    ang_relax: float,
+):
+    """``joint_block_correction`` in closed form for a joint whose parent cannot move, with all
+    three orientation rows and at most one coordinate axis (revolute, prismatic or fixed on a
+    static, kinematic or world parent): the child alone answers.
+
+    With one body the block is K = H^T M^-1 H, H = [[1, 0], [[r]x, 1]] (an impulse p = (p_l, p_a)
+    at the anchor moves the body by d = M^-1 H p, and the errors by H^T d), so K^-1 = H^-1 M H^-T
+    and every product with it is one with the body's mass matrix M = diag(m 1, I_w) between two
+    6-vectors ``H^-T x = (x_l + r x x_a, x_a)``. For the right-hand side b = -(lin_relax e_l,
+    ang_relax e_a) and the coordinate axis's row direction e ((a, 0) on a linear axis, (0, a) on an
+    angular one):
+
+        hard rows only (a fixed joint, a violated limit):  d = H^-T b  (the error removed exactly, mu = 0)
+        a compliant row, alpha~ = ``alpha``:               d = H^-T (b - mu e),
+                                                           mu = alpha~ e.u / (1 + alpha~ e.v)
+        a free axis:                                       mu = e.u / e.v  (no impulse along e)
+
+    with e.u = (H^-T e)^T M (H^-T b) and e.v = (H^-T e)^T M (H^-T e) (Sherman-Morrison on the
+    rank-one compliance; the free axis is its infinite-compliance limit). The row's multiplier
+    step is e . p = e.u - mu e.v. Equal to the general Schur solve up to rounding (checked against
+    it in ``tests/solvers/test_joint_gauss_seidel.py``), without its two 3x3 inversions of
+    ill-conditioned blocks: a body on a long lever is exact here in float32. ``mode`` 0: no
+    coordinate axis (fixed joint), 1 free, 2 a row. Returns (dx_c, dth_c, dlambda, apply)."""
+    zero = wp.vec3(0.0)
+    b_l = err_lin * (-lin_relax)
+    b_a = err_ang * (-ang_relax)
+    g_bl = b_l + wp.cross(r_c, b_a)
+    if mode == 0:
+        return g_bl, b_a, 0.0, True
+    g_el = axis
+    g_ea = zero
+    if angular:
+        g_el = wp.cross(r_c, axis)
+        g_ea = axis
+    # M-weighted products: the world inertia I_w = J_w^-1 (from the same inverse inertia the general
+    # solve uses, so both see one body).
+    inertia = wp.inverse(wp.mat33d(bp.inv_i_c))
+    m = 1.0 / bp.inv_m_c
+    i_ea = wp.vec3(inertia * wp.vec3d(g_ea))
+    eu = m * wp.dot(g_el, g_bl) + wp.dot(i_ea, b_a)
+    ev = m * wp.dot(g_el, g_el) + wp.dot(i_ea, g_ea)
+    mu = float(0.0)
+    if mode == 1:
+        if not (ev > 0.0):
+            return zero, zero, 0.0, False
+        mu = eu / ev
+    elif alpha > 0.0:
+        mu = alpha * eu / (1.0 + alpha * ev)
+    return g_bl - g_el * mu, b_a - g_ea * mu, eu - mu * ev, True
+
+
+@wp.func
+def solve_joint_block(
+    bp: BodyPair,
+    r_p: wp.vec3,
+    r_c: wp.vec3,
+    err_lin: wp.vec3,
+    err_ang: wp.vec3,
+    has_ang: bool,
+    n_lin: int,
+    n_ang: int,
+    lin_axes: wp.mat33,
+    lin_mode: wp.vec3i,
+    lin_alpha: wp.vec3,
+    ang_axes: wp.mat33,
+    ang_mode: wp.vec3i,
+    ang_alpha: wp.vec3,
+    lin_relax: float,
+    ang_relax: float,
+):
+    """A joint's block: ``root_joint_correction`` where it applies (the parent cannot move, the child
+    can move and turn, orientation rows and at most one coordinate axis), else
+    ``joint_block_correction``. Same returns as the latter."""
+    zero = wp.vec3(0.0)
+    if bp.inv_m_p == 0.0 and bp.inv_m_c > 0.0 and has_ang and n_lin + n_ang <= 1 and wp.trace(bp.inv_i_c) > 0.0:
+        angular = n_ang == 1
+        axis = lin_axes[0]
+        mode = lin_mode[0]
+        alpha = lin_alpha[0]
+        if angular:
+            axis = ang_axes[0]
+            mode = ang_mode[0]
+            alpha = ang_alpha[0]
+        dx_c, dth_c, dlam, ok = root_joint_correction(
+            bp, r_c, err_lin, err_ang, axis, angular, mode, alpha, lin_relax, ang_relax
+        )
+        dlam_lin = zero
+        dlam_ang = zero
+        if angular:
+            dlam_ang = wp.vec3(dlam, 0.0, 0.0)
+        else:
+            dlam_lin = wp.vec3(dlam, 0.0, 0.0)
+        return zero, zero, dx_c, dth_c, dlam_lin, dlam_ang, ok
+    return joint_block_correction(
+        bp,
+        r_p,
+        r_c,
+        err_lin,
+        err_ang,
+        has_ang,
+        lin_axes,
+        lin_mode,
+        lin_alpha,
+        ang_axes,
+        ang_mode,
+        ang_alpha,
+        lin_relax,
+        ang_relax,
+    )
+
+
+@wp.func
 def coordinate_row(
     q: float,
     lo: float,
@@ -823,13 +946,15 @@ def _make_joint_pass(universal: bool, armature: bool, groups: bool):
                 # far out on a turning arm gain energy and blow up).
                 r_p = x_p + along - wp.transform_point(q_p, bp.com_p)
                 r_c = x_c - wp.transform_point(q_c, bp.com_c)
-                ddx_p, ddth_p, ddx_c, ddth_c, dlam_lin, dlam_ang, ok = joint_block_correction(
+                ddx_p, ddth_p, ddx_c, ddth_c, dlam_lin, dlam_ang, ok = solve_joint_block(
                     bp,
                     r_p,
                     r_c,
                     d_lock,
                     err_ang,
                     has_ang,
+                    n_lin,
+                    n_ang,
                     lin_axes,
                     lin_mode,
                     lin_alpha,

@@ -625,9 +625,9 @@ def test_joint_friction_force_range_and_filter_follow_mujoco(case, solver):
     (measured 0.042 at most; 0.052 on the plain scene: VBD's own integration error on this fast
     motion, which the new rows do not add to). Where dry friction holds the arm (stiction: 5 N m
     against 3.9) MuJoCo's regularized friction creeps 0.014 rad in 0.5 s; VBD holds within 1e-3 rad
-    (measured 7e-4) and XPBD at its default 8 iterations creeps 0.049 rad (bound 0.06; 7.4e-3 at 32
-    iterations, 2e-4 at 128: its Jacobi iterations converge slowly on a load near the friction bound,
-    docs/limitations.md)."""
+    (measured 7e-4) and XPBD at its default 8 iterations creeps 0.048 rad (bound 0.06; 4.8e-3 at 32
+    iterations; the Jacobi joint pass 0.049, 7.4e-3 at 32, 2e-4 at 128: its tendon rows converge
+    slowly on a load near the friction bound, docs/limitations.md)."""
     from newton_tendon.solvers import SolverVBD
 
     xml = JOINT_TRANSMISSION.format(**JOINT_TRANSMISSION_CASES[case])

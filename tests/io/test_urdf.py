@@ -281,9 +281,9 @@ def test_urdf_joint_friction_follows_mujoco(tmp_path, solver):
     """A pendulum whose joint has ``dynamics friction`` 1.5 N m (gravity's torque on it at rest is
     1.96 N m): MuJoCo's URDF compiler makes it the joint's frictionloss, ours a one-joint tendon's
     friction loss; released horizontal, the angle follows MuJoCo's for 0.5 s as it swings 1.1 rad:
-    VBD within 0.03 rad (measured 0.019), XPBD within 0.08 (measured 0.063 at its default 8
-    iterations, 0.019 at 32, 0.005 at 128: its Jacobi iterations under-apply dry friction, so the arm
-    runs ahead; docs/limitations.md)."""
+    VBD within 0.03 rad (measured 0.019), XPBD within 0.08 (measured 0.050 at its default 8
+    iterations, 0.006 at 32; the Jacobi joint pass 0.063, 0.019 at 32, 0.005 at 128: its iterations
+    under-apply dry friction, so the arm runs ahead; docs/limitations.md)."""
     inertia = '<inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/>'
     inertial = f'<inertial><origin xyz="0.2 0 0"/><mass value="1"/>{inertia}</inertial>'
     path = tmp_path / "p.urdf"
