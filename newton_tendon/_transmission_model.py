@@ -221,6 +221,7 @@ def transmission_scratch(m) -> TransmissionScratch:
     s.point_b = wp.zeros(ne, dtype=wp.vec3, device=dev)
     s.grad_b = wp.zeros(ne, dtype=wp.vec3, device=dev)
     s.jac = wp.zeros(ns, dtype=wp.spatial_vector, device=dev)
+    s.resp = wp.zeros(ns, dtype=wp.spatial_vector, device=dev)
     s.term_ref = wp.zeros(m.transmission_term_count, dtype=float, device=dev)
     s.term_q = wp.zeros(m.transmission_term_count, dtype=float, device=dev)
     s.body = wp.full(ns, -1, dtype=wp.int32, device=dev) if ns else wp.zeros(0, dtype=wp.int32, device=dev)

@@ -240,9 +240,7 @@ def solve_couplings(
         scale = h * dp
         if k >= n1:
             scale = -slope * h * dp
-        b = scratch.body[s]
-        if is_moving_body(bodies, b):
-            slot_delta[slot_base + k0 + k] = response(bodies, b, body_q[b], scratch.jac[s]) * scale
+        slot_delta[slot_base + k0 + k] = scratch.resp[s] * scale
 
 
 @wp.kernel(module=TRANSMISSION_KERNELS)

@@ -69,6 +69,9 @@ class TransmissionScratch:
     point_b: wp.array(dtype=wp.vec3)
     grad_b: wp.array(dtype=wp.vec3)
     jac: wp.array(dtype=wp.spatial_vector)
+    resp: wp.array(dtype=wp.spatial_vector)
+    """Per slot, the body's response M_b^-1 J_s at the step start (zero on an immovable body): what
+    an XPBD row impulse moves the body by, fixed for the step like J and W."""
     body: wp.array(dtype=wp.int32)
     term_ref: wp.array(dtype=float)
     """Previous continuous coordinate of each fixed-tendon term (the unwrapping reference)."""

@@ -119,6 +119,12 @@ def begin_transmissions(
     work.l_n[t] = transmission_geometry(tm, t, body_q_in, scratch)
     work.ldot_n[t] = transmission_rate(tm, t, body_qd_in, scratch)
     work.w[t] = effective_inverse_mass(tm, bodies, t, body_q_in, scratch, work.slot_w)
+    for s in range(slot_begin(tm, t), slot_end(tm, t)):
+        b_s = scratch.body[s]
+        resp_s = wp.spatial_vector()
+        if is_moving_body(bodies, b_s):
+            resp_s = response(bodies, b_s, body_q_in[b_s], scratch.jac[s])
+        scratch.resp[s] = resp_s
     setup_rows(par, ctrl, t, dt, work)
     mu = vec6()
     if warm != 0:
@@ -257,9 +263,9 @@ def solve_transmission(
     ``slot_base + s``."""
     s0 = slot_begin(tm, t)
     s1 = slot_end(tm, t)
-    for s in range(s0, s1):
-        slot_delta[slot_base + s] = wp.spatial_vector()
     if work.enabled[t] == 0:
+        for s in range(s0, s1):
+            slot_delta[slot_base + s] = wp.spatial_vector()
         return
     h = dt
     # The Jacobian (scratch) and W are those of the step start, as the spec's rows prescribe; W is the
@@ -285,12 +291,10 @@ def solve_transmission(
     # made a coupling and a limit row on the same tendon correct one error twice per pass; with
     # both rigid and a joint pulling the bodies back, that Jacobi overshoot grew ~1.4x per pass.
     work.rate[t] = rate
-    if dp == 0.0:
-        return
+    # The step-start response, as W is the step start's (``begin_transmissions``); zero on an
+    # immovable body and when dp is 0.
     for s in range(s0, s1):
-        b_s = scratch.body[s]
-        if is_moving_body(bodies, b_s):
-            slot_delta[slot_base + s] = response(bodies, b_s, body_q[b_s], scratch.jac[s]) * (h * dp)
+        slot_delta[slot_base + s] = scratch.resp[s] * (h * dp)
 
 
 @wp.kernel(module=TRANSMISSION_KERNELS)

@@ -59,9 +59,11 @@ class SolverXPBD(SolverBase):
 
     Args:
         joint_solver: ``"gauss_seidel"`` or ``"jacobi"`` (see above).
-        joint_linear_relaxation, joint_angular_relaxation: the joint rows' relaxation in (0, 2];
-            default 1.0 for Gauss-Seidel, 0.7 and 0.4 for Jacobi. The linear one is also the routed
-            cables' (default 0.7 whatever the joint pass).
+        joint_linear_relaxation: the joint anchor and linear coordinate rows' relaxation in (0, 2];
+            default 1.0 for Gauss-Seidel, 0.7 for Jacobi. Also the routed cables' (default 0.7
+            whatever the joint pass).
+        joint_angular_relaxation: the joint orientation and angular coordinate rows' relaxation in
+            (0, 2]; default 1.0 for Gauss-Seidel, 0.4 for Jacobi.
 
     Limitations:
         Joints act in maximal coordinates; long chains need more iterations or smaller steps. Joint
