@@ -235,7 +235,8 @@ class SolverXPBD(SolverBase):
             self._body_delta,
             self._slot_delta,
         )
-        if m.joint_count or has_contacts or m.tendon_count or m.transmission_count:
+        # The Gauss-Seidel joint pass moves its bodies itself: the gather is for the other rows.
+        if (m.joint_count and not gauss_seidel) or has_contacts or m.tendon_count or m.transmission_count:
             wp.launch(
                 rigid_kernels.apply_slot_pose_deltas,
                 dim=m.body_count,
