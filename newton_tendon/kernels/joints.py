@@ -22,13 +22,11 @@ Revolute and prismatic joints also carry a limit row (hard, unilateral) and a ta
 import warp as wp
 
 from newton_tendon.kernels.math import (
-    apply_pose_delta,
-    bounded_pose_delta,
     quat_to_rotation_vector,
     twist_angle,
     world_inv_inertia,
 )
-from newton_tendon.kernels.rigid import BodyModel, is_moving_body
+from newton_tendon.kernels.rigid import BodyModel, is_moving_body, move_body
 from newton_tendon.kernels.types import JOINT_BALL, JOINT_D6, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 
 wp.set_module_options({"enable_backward": False})
@@ -554,8 +552,9 @@ def root_joint_correction(
     with e.u = (H^-T e)^T M (H^-T b) and e.v = (H^-T e)^T M (H^-T e) (Sherman-Morrison on the
     rank-one compliance; the free axis is its infinite-compliance limit). The row's multiplier
     step is e . p = e.u - mu e.v. Equal to the general Schur solve up to rounding (checked against
-    it in ``tests/solvers/test_joint_gauss_seidel.py``), without its two 3x3 inversions of
-    ill-conditioned blocks: a body on a long lever is exact here in float32. ``mode`` 0: no
+    it in ``tests/solvers/test_joint_gauss_seidel.py``). It inverts only the child's inverse inertia
+    (float64), never the Schur complement, whose eigenvalues spread to 1e6 for a light body on a long
+    lever. ``mode`` 0: no
     coordinate axis (fixed joint), 1 free, 2 a row. Returns (dx_c, dth_c, dlambda, apply)."""
     zero = wp.vec3(0.0)
     b_l = err_lin * (-lin_relax)
@@ -977,30 +976,13 @@ def _make_joint_pass(universal: bool, armature: bool, groups: bool):
                             joint_lambda[ds + n_lin + k] = ang_lam[k] + dlam_ang[k]
 
             if wp.static(groups):
-                move_body(bodies, p, dx_p, dth_p, body_q, body_delta)
-                move_body(bodies, c, dx_c, dth_c, body_q, body_delta)
+                move_body(bodies, p, wp.spatial_vector(dx_p, dth_p), body_q, body_delta)
+                move_body(bodies, c, wp.spatial_vector(dx_c, dth_c), body_q, body_delta)
             else:
                 slot_delta[2 * j] = wp.spatial_vector(dx_p, dth_p)
                 slot_delta[2 * j + 1] = wp.spatial_vector(dx_c, dth_c)
 
     return joint_pass
-
-
-@wp.func
-def move_body(
-    bodies: BodyModel,
-    b: int,
-    dx: wp.vec3,
-    dth: wp.vec3,
-    body_q: wp.array(dtype=wp.transform),
-    body_delta: wp.array(dtype=wp.spatial_vector),
-):
-    """Apply a pose change (COM translation [m], rotation vector [rad], capped by
-    ``bounded_pose_delta``) to body ``b`` now, and add it to the step's accumulated change."""
-    if is_moving_body(bodies, b):
-        d = bounded_pose_delta(wp.spatial_vector(dx, dth))
-        body_q[b] = apply_pose_delta(body_q[b], bodies.com[b], wp.spatial_top(d), wp.spatial_bottom(d))
-        body_delta[b] = body_delta[b] + d
 
 
 GROUPS_MODULE = "newton_tendon.kernels.joints_groups"

@@ -154,6 +154,23 @@ def gather_slot_deltas(
     return dj + dc / wp.max(nc, 1.0)
 
 
+@wp.func
+def move_body(
+    bodies: BodyModel,
+    b: int,
+    d: wp.spatial_vector,
+    body_q: wp.array(dtype=wp.transform),
+    body_delta: wp.array(dtype=wp.spatial_vector),
+):
+    """Move body ``b`` (if constraints move it) by the pose change ``d`` (COM translation [m],
+    rotation vector [rad]) capped by ``bounded_pose_delta``, and add it to the step's accumulated
+    change ``body_delta`` (the velocity update uses it instead of differencing rounded poses)."""
+    if is_moving_body(bodies, b):
+        dd = bounded_pose_delta(d)
+        body_q[b] = apply_pose_delta(body_q[b], bodies.com[b], wp.spatial_top(dd), wp.spatial_bottom(dd))
+        body_delta[b] = body_delta[b] + dd
+
+
 @wp.kernel
 def apply_slot_pose_deltas(
     # Model:
@@ -174,9 +191,7 @@ def apply_slot_pose_deltas(
     b = wp.tid()
     if not is_moving_body(bodies, b):
         return
-    d = bounded_pose_delta(gather_slot_deltas(bodies, b, summed_slot_count, slot_delta, slot_weight))
-    body_q[b] = apply_pose_delta(body_q[b], bodies.com[b], wp.spatial_top(d), wp.spatial_bottom(d))
-    body_delta[b] = body_delta[b] + d
+    move_body(bodies, b, gather_slot_deltas(bodies, b, summed_slot_count, slot_delta, slot_weight), body_q, body_delta)
 
 
 @wp.kernel
