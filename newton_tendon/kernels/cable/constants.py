@@ -54,7 +54,16 @@ ulps) is taut: the rounding left once its material has been made to fit its leng
 counts as having slipped cable in (or out) across its frictional guide once more than this much
 material entered (or left) it within the step."""
 CAPSTAN_EXPONENT_MAX = wp.constant(60.0)
-"""exp(mu theta) is capped at exp(60): beyond that the guide never slips in float32 anyway."""
+"""exp(mu theta) is capped at exp(60): beyond that the guide never slips in float32 anyway. The
+product of the ratios along a chain of guides (``capstan_product``) saturates at the same bound, so
+a route whose sum of mu theta exceeds float32's exp(88.7) keeps finite ratios and tensions: a
+tension ratio of 1.1e26 across a chain already holds any load float32 can carry (issue 41)."""
+CAPSTAN_RATIO_MAX = wp.constant(1.1420073898156842e26)
+"""exp(CAPSTAN_EXPONENT_MAX): the largest capstan ratio of one guide or of a chain of guides [1]."""
+TENSION_MULTIPLIER_MAX = wp.constant(1.0e30)
+"""Bound [N s^2] of a span multiplier set from a neighbour's across a saturated chain of guides
+(``saturated_tension``): about 6e34 N at 240 Hz, far past any load, with room below float32's 3.4e38
+for the relaxation's differences and sums."""
 FOLD_ROUNDING = wp.constant(3.2e-6)
 """Arc terms [m] below this fraction of the span's coordinate scale (about 32 float32 ulps) are
 not folded at the step start: the span keeps its material points and the arcs stay in its length

@@ -16,6 +16,7 @@ import warp as wp
 from newton_tendon.kernels.cable.cached import TendonGeometry, cached_guide_wrap, world_span
 from newton_tendon.kernels.cable.constants import (
     CAPSTAN_EXPONENT_MAX,
+    CAPSTAN_RATIO_MAX,
     DENOM_FLOOR,
     REST_LENGTH_FLOOR,
     RIGID_FLEX,
@@ -30,10 +31,12 @@ from newton_tendon.kernels.cable.span import (
     span_slot,
 )
 from newton_tendon.kernels.cable.transfer import (
+    capstan_product,
     capstan_transfer,
     frictional_guide,
     rigid_run_stretch,
     rigid_transfer,
+    saturated_tension,
     share_rigid_run,
     stall_length_winch,
     stopped_member_tension,
@@ -314,7 +317,7 @@ def capstan_sweeps(
             e_total = ratio[g]
             fb = run_first[out_segment(t, g)]
             while run_flex[fb] <= RIGID_FLEX and frictional_guide(tm, run_end[fb], active, ratio):
-                e_total = e_total * ratio[run_end[fb]]
+                e_total = capstan_product(e_total, ratio[run_end[fb]])
                 fb = run_first[out_segment(t, run_end[fb])]
             lam_a = lam_hat[a]
             lam_b = lam_hat[fb]
@@ -447,7 +450,7 @@ def capstan_sweeps(
                     moved_in = r_moved - delta
                 tension = t_other / e_total
                 if moved_in > r_tol:
-                    tension = t_other * e_total
+                    tension = saturated_tension(t_other, e_total)
                 for h in range(g0 + 1, g1):
                     s = span_slot(t, h, active)
                     if active[h] != 0 and run_skip[s] == 0 and run_first[s] == rigid:
@@ -458,16 +461,36 @@ def capstan_sweeps(
             # one side slips, when the interval [max(T/E), min(T E)] shrinks to a point).
             ta = wp.max(lam_hat[a], 0.0)
             tb = wp.max(lam_hat[fb], 0.0)
-            e_part = ratio[g]
             fm = run_first[out_segment(t, g)]
-            while fm != fb:
-                e_right = e_total / e_part
-                tension = wp.max(ta / e_part, tb / e_right)
-                for h in range(g0 + 1, g1):
-                    if active[h] != 0 and run_first[span_slot(t, h, active)] == fm:
-                        lam_hat[span_slot(t, h, active)] = tension
-                e_part = e_part * ratio[run_end[fm]]
-                fm = run_first[out_segment(t, run_end[fm])]
+            if e_total < CAPSTAN_RATIO_MAX:
+                e_part = ratio[g]
+                while fm != fb:
+                    e_right = e_total / e_part
+                    tension = wp.max(ta / e_part, tb / e_right)
+                    for h in range(g0 + 1, g1):
+                        if active[h] != 0 and run_first[span_slot(t, h, active)] == fm:
+                            lam_hat[span_slot(t, h, active)] = tension
+                    e_part = e_part * ratio[run_end[fm]]
+                    fm = run_first[out_segment(t, run_end[fm])]
+            elif fm != fb:
+                # A saturated chain (its sum of mu theta may pass float32's exp(88.7)): the ratios
+                # on either side of each run in between are kept as exponents, and each side's
+                # divisor saturates at CAPSTAN_RATIO_MAX as the ratios themselves do.
+                log_total = wp.log(ratio[g])
+                while fm != fb:
+                    log_total = log_total + wp.log(ratio[run_end[fm]])
+                    fm = run_first[out_segment(t, run_end[fm])]
+                log_part = wp.log(ratio[g])
+                fm = run_first[out_segment(t, g)]
+                while fm != fb:
+                    e_part = wp.exp(wp.min(log_part, CAPSTAN_EXPONENT_MAX))
+                    e_right = wp.exp(wp.min(log_total - log_part, CAPSTAN_EXPONENT_MAX))
+                    tension = wp.max(ta / e_part, tb / e_right)
+                    for h in range(g0 + 1, g1):
+                        if active[h] != 0 and run_first[span_slot(t, h, active)] == fm:
+                            lam_hat[span_slot(t, h, active)] = tension
+                    log_part = log_part + wp.log(ratio[run_end[fm]])
+                    fm = run_first[out_segment(t, run_end[fm])]
         # settle_tol = 0 asks for every sweep (newton's meaning of the control): no early stop.
         if settle_tol > 0.0 and change <= settle_tol * scale:
             break

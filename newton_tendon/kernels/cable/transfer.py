@@ -13,9 +13,11 @@ import warp as wp
 
 from newton_tendon.kernels.cable.cached import TendonGeometry
 from newton_tendon.kernels.cable.constants import (
+    CAPSTAN_RATIO_MAX,
     REST_LENGTH_FLOOR,
     RIGID_FLEX,
     RIGID_STRETCH_ROUNDING,
+    TENSION_MULTIPLIER_MAX,
 )
 from newton_tendon.kernels.cable.history import add_material
 from newton_tendon.kernels.cable.span import (
@@ -36,16 +38,46 @@ def frictional_guide(tm: TendonModel, g: int, active: wp.array(dtype=wp.int32), 
 
 
 @wp.func
+def capstan_product(e: float, r: float):
+    """The capstan ratio [1] of two guides in a row, e r, saturated at ``CAPSTAN_RATIO_MAX`` (both
+    factors >= 1 and at most that bound). Computed as min(e, max / r) r so that no intermediate
+    overflows float32: 200 pinholes at mu theta = 1.1 (a product of exp(221)) gave inf ratios, then
+    inf * 0 = NaN tensions. A saturated product is exactly ``CAPSTAN_RATIO_MAX``, which callers test for."""
+    if e >= CAPSTAN_RATIO_MAX / r:
+        return CAPSTAN_RATIO_MAX
+    return e * r
+
+
+@wp.func
+def capstan_balance(la: float, lb: float, ka: float, kb: float, e: float):
+    """The transfer d [m] with la - ka d = e (lb + kb d): (la - e lb) / (ka + e kb). Where e lb or
+    e kb passes float32 (a saturated ratio times a saturated tension or a rigid span's stiffness,
+    which gave inf / inf = NaN) the same quotient is formed divided through by e >= 1, which cannot
+    overflow; elsewhere the direct form keeps the results it always gave."""
+    num = la - e * lb
+    den = ka + e * kb
+    if wp.isinf(num) or wp.isinf(den):
+        return (la / e - lb) / (ka / e + kb)
+    return num / den
+
+
+@wp.func
+def saturated_tension(tension: float, e: float):
+    """``tension`` e [N s^2] (tension >= 0, e >= 1) saturated at ``TENSION_MULTIPLIER_MAX``."""
+    return wp.min(tension, TENSION_MULTIPLIER_MAX / e) * e
+
+
+@wp.func
 def tight_transfer(la: float, lb: float, ka: float, kb: float, e: float):
     """Material [m] to move into the tight span a (la > e lb) from span b so that the clamped
     tensions satisfy max(la - ka d, 0) = e max(lb + kb d, 0), the smallest such d >= 0."""
     if lb >= 0.0:
-        return (la - e * lb) / (ka + e * kb)
+        return capstan_balance(la, lb, ka, kb, e)
     da = la / ka
     db = -lb / kb
     if da <= db:
         return da
-    return (la - e * lb) / (ka + e * kb)
+    return capstan_balance(la, lb, ka, kb, e)
 
 
 @wp.func

@@ -23,7 +23,7 @@ from newton_tendon.kernels.cable.span import (
     span_damping,
     span_slot,
 )
-from newton_tendon.kernels.cable.transfer import frictional_guide
+from newton_tendon.kernels.cable.transfer import capstan_product, frictional_guide
 from newton_tendon.kernels.cable.types import TendonHistory, TendonWork
 from newton_tendon.kernels.cable.vbd_relax import reads_run_level, relax_tendon_vbd
 from newton_tendon.kernels.cable.vbd_rows import (
@@ -350,7 +350,7 @@ def linearize_tendon(
                 e_acc = 1.0
             elif not rigid_row(lin, ha) or work.run_first[a] != rigid:
                 left = -1
-            e_acc = e_acc * work.ratio[g]
+            e_acc = capstan_product(e_acc, work.ratio[g])
             if left < 0 or work.run_skip[b] != 0 or at_rest_floor(rest[b]) or lin.run_head[b] != b:
                 left = -1
                 continue
