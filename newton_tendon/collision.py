@@ -7,6 +7,9 @@ import warp as wp
 
 from newton_tendon.kernels.contacts import ContactData, collide_contact_slots
 
+from .layout import check_stamped, check_state, layout_of
+from .model import Model
+
 
 class Contacts:
     """Contact candidates of one step, one entry per slot; slot ranges per shape pair are fixed at finalize.
@@ -14,7 +17,10 @@ class Contacts:
     Create with :meth:`CollisionPipeline.contacts`.
     """
 
-    def __init__(self, capacity: int, device, slot_shapes=None):
+    def __init__(self, capacity: int, device, slot_shapes=None, *, layout=None):
+        self._layout = layout
+        """Layout of the model the buffer was made for (``newton_tendon.layout``; None: built by hand,
+        checked by capacity and device only)."""
         self.capacity = capacity
         """Number of contact slots."""
         self.slot_shapes = (
@@ -100,6 +106,24 @@ class Contacts:
         return self._shape_column(1)
 
 
+def check_contacts(owner: str, arg: str, contacts, model) -> None:
+    """As :func:`check_state` for a Contacts buffer. A buffer built by hand (``Contacts(capacity,
+    device)``, no stamp) is accepted when its capacity and device match the model's."""
+    if not isinstance(contacts, Contacts):
+        got = type(contacts).__name__
+        raise TypeError(f"{owner}: {arg} must be a Contacts buffer (from pipeline.contacts()) or None, got {got}")
+    if contacts._layout is None:
+        if contacts.capacity != model.contact_capacity:
+            raise ValueError(
+                f"{owner}: {arg} has capacity {contacts.capacity}, the model needs {model.contact_capacity}; "
+                "create it with pipeline.contacts()"
+            )
+        if contacts.valid.device != wp.get_device(model.device):
+            raise ValueError(f"{owner}: {arg} is on {contacts.valid.device}, the model on {model.device}")
+        return
+    check_stamped(owner, arg, contacts, "Contacts", model, cls=Contacts)
+
+
 class CollisionPipeline:
     """Narrow phase over the shape pairs fixed at finalize; graph-capturable, no allocation per call.
 
@@ -110,10 +134,16 @@ class CollisionPipeline:
     """
 
     def __init__(self, model, rigid_contact_margin: float | None = None):
+        if not isinstance(model, Model):
+            raise TypeError(f"CollisionPipeline: model must be a newton_tendon Model, got {type(model).__name__}")
         self.model = model
         margin = model.rigid_contact_margin if rigid_contact_margin is None else rigid_contact_margin
-        if not (margin >= 0.0):
-            raise ValueError(f"CollisionPipeline: rigid_contact_margin must be >= 0, got {margin}")
+        if isinstance(margin, (bool, np.bool_)) or not isinstance(margin, (int, float, np.integer, np.floating)):
+            raise TypeError(
+                f"CollisionPipeline: rigid_contact_margin must be a real number [m], got {type(margin).__name__}"
+            )
+        if not (np.isfinite(margin) and margin >= 0.0):
+            raise ValueError(f"CollisionPipeline: rigid_contact_margin must be finite and >= 0 [m], got {margin}")
         self.rigid_contact_margin = float(margin)
 
     def contacts(self) -> Contacts:
@@ -122,16 +152,14 @@ class CollisionPipeline:
         slot_shapes = None
         if m.contact_capacity:
             slot_shapes = m.shape_contact_pairs.numpy().reshape(-1, 2)[m.contact_pair.numpy()]
-        return Contacts(m.contact_capacity, m.device, slot_shapes)
+        return Contacts(m.contact_capacity, m.device, slot_shapes, layout=layout_of(m))
 
     def collide(self, state, contacts: Contacts):
-        """Fill ``contacts`` from the body poses of ``state``."""
+        """Fill ``contacts`` from the body poses of ``state`` (both made for this pipeline's model, or
+        one of its layout: checked on the host, TypeError/ValueError otherwise)."""
         m = self.model
-        if contacts.capacity != m.contact_capacity:
-            raise ValueError(
-                f"CollisionPipeline.collide: contacts has capacity {contacts.capacity}, "
-                f"the model needs {m.contact_capacity}; create it with pipeline.contacts()"
-            )
+        check_state("CollisionPipeline.collide", "state", state, m)
+        check_contacts("CollisionPipeline.collide", "contacts", contacts, m)
         if m.contact_capacity == 0:
             return
         wp.launch(

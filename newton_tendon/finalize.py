@@ -13,9 +13,10 @@ from newton_tendon.kernels.collide import pair_contact_capacity
 from newton_tendon.kernels.joints import eval_joint_coordinates
 
 from ._float32 import overflows, range_message
-from .axis import Axis
 from ._transmission_model import finalize_transmissions
+from .axis import Axis
 from .inertia import checked_inverse_mass_arrays, quat_to_matrix
+from .layout import ModelLayout
 from .model import Model, body_model_struct, joint_model_struct, tendon_model_struct
 from .tendon import AttributeAssignment, AttributeFrequency
 
@@ -518,6 +519,8 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     _tendons(b, m, arr, world_count)
     finalize_transmissions(b, m, world_count)
     _custom_attributes(b, m)
+    # The fingerprint every State, Control and contact buffer of the model is stamped with.
+    m._layout = ModelLayout.of(m)
     return m
 
 

@@ -9,8 +9,14 @@ import warp as wp
 from newton_tendon.kernels.joints import eval_joint_coordinates as _eval_joint_coordinates_kernel
 from newton_tendon.kernels.kinematics import copy_articulation_coordinates, eval_articulation_fk
 
+from .layout import check_state
 from .model import Model, body_model_struct, joint_model_struct
 from .state import State
+
+
+def _check_model(owner: str, model) -> None:
+    if not isinstance(model, Model):
+        raise TypeError(f"{owner}: model must be a newton_tendon Model, got {type(model).__name__}")
 
 
 def _check_coordinates(owner: str, model: Model, joint_q, joint_qd):
@@ -79,6 +85,8 @@ def eval_fk(
             ``indices``.
     """
     owner = "eval_fk"
+    _check_model(owner, model)
+    check_state(owner, "state", state, model, allow_model=True)
     _check_coordinates(owner, model, joint_q, joint_qd)
     launches = _check_selection(owner, model, mask, indices, joint_mask)
     if launches == 0 or model.joint_count == 0:
@@ -114,15 +122,14 @@ def eval_joint_coordinates(
     Fixed joints have no coordinates. Every joint is evaluated, articulated or not. Pass preallocated
     arrays to stay graph-capturable.
     """
+    owner = "eval_joint_coordinates"
+    _check_model(owner, model)
+    check_state(owner, "state", state, model, allow_model=True)
     if joint_q is None:
         joint_q = wp.zeros(model.joint_coord_count, dtype=float, device=model.device)
     if joint_qd is None:
         joint_qd = wp.zeros(model.joint_dof_count, dtype=float, device=model.device)
-    if joint_q.shape != (model.joint_coord_count,) or joint_qd.shape != (model.joint_dof_count,):
-        raise ValueError(
-            f"eval_joint_coordinates: joint_q must have shape ({model.joint_coord_count},) and joint_qd "
-            f"({model.joint_dof_count},)"
-        )
+    _check_coordinates(owner, model, joint_q, joint_qd)
     if model.joint_count:
         wp.launch(
             _eval_joint_coordinates_kernel,
@@ -158,6 +165,8 @@ def eval_ik(
         indices: Articulation indices to evaluate, int32 (None: all joints); not with ``mask``.
     """
     owner = "eval_ik"
+    _check_model(owner, model)
+    check_state(owner, "state", state, model, allow_model=True)
     _check_coordinates(owner, model, joint_q, joint_qd)
     launches = _check_selection(owner, model, mask, indices)
     if mask is None and indices is None:

@@ -9,6 +9,8 @@ import warp as wp
 from newton_tendon.kernels.cable import TendonHistory
 from newton_tendon.kernels.transmission import vec6
 
+from .layout import check_control, check_state, guard_array_assignment, layout_of
+
 
 class StateFlags(IntEnum):
     """Which state arrays a ``solver.reset`` restores (newton's ``StateFlags``: same names and bits).
@@ -42,6 +44,8 @@ class State:
 
     def __init__(self, model):
         dev = model.device
+        self._layout = layout_of(model)
+        """The layout of the model this state was made for (``newton_tendon.layout``)."""
         self.body_q = wp.clone(model.body_q) if model.body_count else wp.zeros(0, dtype=wp.transform, device=dev)
         """Body frame poses (position [m], quaternion xyzw) in world, shape [body_count], wp.transform."""
         self.body_qd = wp.clone(model.body_qd) if model.body_count else wp.zeros(0, dtype=wp.spatial_vector, device=dev)
@@ -132,12 +136,18 @@ class State:
         """newton's name of :attr:`tendon_segment_attachment_local_r` (the same array)."""
         return self.tendon_segment_attachment_local_r
 
+    def __setattr__(self, name, value):
+        guard_array_assignment(self, name, value)
+        object.__setattr__(self, name, value)
+
     def clear_forces(self):
         """Zero the external forces ``body_f`` (graph-capturable)."""
         self.body_f.zero_()
 
     def assign(self, other: State):
-        """Copy every array of ``other`` into this state in place (buffer addresses are kept)."""
+        """Copy every array of ``other`` into this state in place (buffer addresses are kept).
+        ``other`` must be a State of a model of this state's layout."""
+        check_state("State.assign", "other", other, self)
         for name, arr in vars(self).items():
             if isinstance(arr, wp.array):
                 src = getattr(other, name)
@@ -151,6 +161,8 @@ class Control:
 
     def __init__(self, model):
         dev = model.device
+        self._layout = layout_of(model)
+        """The layout of the model this control was made for (``newton_tendon.layout``)."""
         n = model.joint_dof_count
         self.joint_target_pos = wp.clone(model.joint_target_pos) if n else wp.zeros(0, dtype=float, device=dev)
         """Drive position target per dof [m or rad], shape [joint_dof_count], float32."""
@@ -227,8 +239,14 @@ class Control:
     def joint_target_qd(self, value: wp.array):
         self.joint_target_vel = value
 
+    def __setattr__(self, name, value):
+        guard_array_assignment(self, name, value)
+        object.__setattr__(self, name, value)
+
     def assign(self, other: Control):
-        """Copy every array of ``other`` into this control in place."""
+        """Copy every array of ``other`` into this control in place. ``other`` must be a Control of a
+        model of this control's layout."""
+        check_control("Control.assign", "other", other, self)
         for name, arr in vars(self).items():
             if isinstance(arr, wp.array):
                 wp.copy(arr, getattr(other, name))

@@ -17,6 +17,7 @@ import warp as wp
 from newton_tendon.kernels import observe as K
 from newton_tendon.kernels.joints import eval_joint_coordinates as _eval_joint_coordinates_kernel
 
+from ..layout import check_state
 from ..model import Model, body_model_struct, joint_model_struct
 from ._worlds import _resolve_local, world_entities
 
@@ -320,6 +321,7 @@ class Observer:
     def compute(self, state) -> wp.array:
         """Fill ``obs`` from ``state`` (and the solver's last diagnostics); returns ``obs``. Graph-capturable."""
         m = self.model
+        check_state(f"{type(self).__name__}.compute", "state", state, m)
         if self._needs_joints:
             wp.launch(
                 _eval_joint_coordinates_kernel,

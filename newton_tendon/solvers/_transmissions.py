@@ -16,6 +16,7 @@ import warp as wp
 from newton_tendon.kernels import transmission as tx
 
 from .._transmission_model import coupling_model_struct, transmission_model_struct, transmission_scratch
+from ..layout import check_state
 from ..state import State
 from ._chunking import chunked
 
@@ -347,6 +348,7 @@ class TransmissionLaunchers:
         gradients (``transmission_jacobian``, ``transmission_jacobian_body`` per slot) at ``state``
         without advancing the simulation or changing the last step's forces."""
         m = self.model
+        check_state(f"{type(self).__name__}.update_geometry", "state", state, m)
         if not m.transmission_count:
             return
         self._bind_term_coordinates(state.transmission_term_coordinate, self._term_q_probe)

@@ -24,7 +24,9 @@ from newton_tendon.kernels.math import world_selected
 from newton_tendon.kernels.types import BODY_KINEMATIC
 
 from .._float32 import FLOAT32_MAX as _FLOAT32_MAX
+from ..collision import check_contacts
 from ..inertia import checked_inverse_mass_arrays
+from ..layout import check_control, check_state
 from ..model import Model, ModelFlags, body_model_struct, joint_model_struct, tendon_model_struct
 from ..state import State, StateFlags
 from ._chunking import CPU_CHUNK, chunked  # noqa: F401 (chunked: re-exported for the solvers)
@@ -260,6 +262,20 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
             )
         return value
 
+    def _check_step_args(self, state_in, state_out, control, contacts) -> None:
+        """Host checks of ``step``'s arguments before anything launches: each State, the Control and
+        the contact buffer is of its type and was made for a model of this model's layout
+        (``newton_tendon.layout``: a stamp compared by identity, no array data read, so the step stays
+        capturable). A State of another model indexed past its arrays (a segmentation fault)."""
+        name = f"{type(self).__name__}.step"
+        m = self.model
+        check_state(name, "state_in", state_in, m)
+        check_state(name, "state_out", state_out, m)
+        if control is not None:
+            check_control(name, "control", control, m)
+        if contacts is not None:
+            check_contacts(name, "contacts", contacts, m)
+
     def _check_iterations(self, iterations) -> int:
         if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
             raise ValueError(f"{type(self).__name__}: iterations must be an int >= 1, got {iterations!r}")
@@ -392,6 +408,7 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         """
         m = self.model
         name = type(self).__name__
+        check_state(f"{name}.reset", "state", state, m)
         nw = max(m.world_count, 1)
         if world_mask is None:
             mask = self._all_worlds

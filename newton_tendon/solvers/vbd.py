@@ -324,13 +324,10 @@ class SolverVBD(SolverBase):
     def step(self, state_in: State, state_out: State, control: Control | None, contacts: Contacts | None, dt: float):
         """Advance all worlds by ``dt`` [s] from ``state_in`` into ``state_out`` (graph-capturable)."""
         dt = self._check_dt(dt)
+        self._check_step_args(state_in, state_out, control, contacts)
         if control is None:
             control = self._default_control
         m = self.model
-        if contacts is not None and contacts.capacity != m.contact_capacity:
-            raise ValueError(
-                f"SolverVBD.step: contacts has capacity {contacts.capacity}, the model needs {m.contact_capacity}"
-            )
         if m.body_count == 0 and m.tendon_count == 0:
             return
         dev = self.device

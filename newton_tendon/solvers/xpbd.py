@@ -142,13 +142,9 @@ class SolverXPBD(SolverBase):
     def step(self, state_in: State, state_out: State, control: Control | None, contacts: Contacts | None, dt: float):
         """Advance all worlds by ``dt`` [s] from ``state_in`` into ``state_out`` (graph-capturable)."""
         dt = self._check_dt(dt)
+        self._check_step_args(state_in, state_out, control, contacts)
         if control is None:
             control = self._default_control
-        if contacts is not None and contacts.capacity != self.model.contact_capacity:
-            raise ValueError(
-                f"SolverXPBD.step: contacts has capacity {contacts.capacity}, the model needs "
-                f"{self.model.contact_capacity}"
-            )
         if self.model.body_count == 0 and self.model.tendon_count == 0:
             return
         self._predict(state_in, state_out, control, dt)

@@ -25,6 +25,7 @@ import numpy as np
 import warp as wp
 
 from newton_tendon.kernels.types import GUIDE_ROLLER
+from newton_tendon.layout import check_state
 from newton_tendon.tendon import AttributeFrequency
 
 DEFAULT_CABLE_WIDTH = 0.005
@@ -449,11 +450,7 @@ class SceneGeometry:
     def update(self, state) -> None:
         """Compute the drawing data at ``state`` (the state is only read)."""
         m = self.model
-        if state.body_q.shape[0] != m.body_count:
-            raise ValueError(
-                f"SceneGeometry.update: state has {state.body_q.shape[0]} bodies, the model has {m.body_count}; "
-                "pass a state created by this model"
-            )
+        check_state("SceneGeometry.update", "state", state, m)
         self.body_q = state.body_q.numpy().astype(np.float64).reshape(m.body_count, 7)
         if self._cable_vertex_count:
             self._update_cables(state)

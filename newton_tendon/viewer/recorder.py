@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 
+from ..layout import check_control, check_state
 from ._geometry import (
     DEFAULT_ARC_POINTS,
     SceneGeometry,
@@ -299,11 +300,11 @@ class RecorderUSD:
         if self._times and t <= self._times[-1]:
             raise ValueError(f"RecorderUSD.record: time {t} s is not after the previous frame ({self._times[-1]} s)")
         enabled = None
+        check_state("RecorderUSD.record", "state", state, self.model)
+        if control is not None:
+            check_control("RecorderUSD.record", "control", control, self.model)
         if control is not None and self.model.transmission_count:
-            flags = getattr(control, "transmission_enabled", None)
-            if flags is None or flags.shape[0] != self.model.transmission_count:
-                raise ValueError("RecorderUSD.record: control must be a Control of the recorded model")
-            enabled = flags.numpy()
+            enabled = control.transmission_enabled.numpy()
         geo = self.geometry
         geo.update(state)
         code = t * self.fps

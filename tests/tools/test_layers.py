@@ -29,6 +29,7 @@ LAYERS = {
     "exceptions": 1,
     "_hostmath": 1,
     "inertia": 1,
+    "layout": 1,
     "tendon": 1,
     "transmission": 1,
     "state": 1,
