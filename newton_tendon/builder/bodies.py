@@ -15,7 +15,7 @@ from newton_tendon.kernels import types as T
 
 from .. import _hostmath as hm
 from .._float32 import check_range as check_float32_range
-from ..inertia import float32_mass_problem
+from ..inertia import check_body_inertia, float32_mass_problem
 from ._checks import _flag, _label, _real, _vec3, _xform
 
 
@@ -59,7 +59,9 @@ class BodyBuilder:
         Args:
             xform: initial pose of the body frame in world (px, py, pz, qx, qy, qz, qw).
             mass: mass [kg]; 0 makes the body immovable unless shapes with density add mass.
-            inertia: 3x3 inertia about the COM in body axes [kg m^2] (default zero).
+            inertia: 3x3 inertia about the COM in body axes [kg m^2] (default zero): symmetric,
+                positive semi-definite, principal moments within the triangle inequality
+                (``newton_tendon.inertia.check_body_inertia``, the importers' rule too).
             com: centre of mass in the body frame [m].
             is_kinematic: the body follows its velocity in ``State.body_qd`` and is not pushed by
                 constraints (infinite mass).
@@ -76,23 +78,7 @@ class BodyBuilder:
         if inertia is None:
             inertia_m = np.zeros((3, 3))
         else:
-            if isinstance(inertia, (str, bytes)):
-                raise TypeError(f"{owner}: inertia must be a 3x3 matrix of numbers, got {type(inertia).__name__}")
-            try:
-                inertia_a = np.array(inertia, dtype=np.float64)
-            except TypeError:
-                raise TypeError(f"{owner}: inertia must be a 3x3 matrix of numbers, got {inertia!r}") from None
-            except ValueError:
-                raise ValueError(f"{owner}: inertia must be a 3x3 matrix, got {inertia!r}") from None
-            if inertia_a.size != 9:
-                raise ValueError(f"{owner}: inertia must be a 3x3 matrix, got {inertia_a.size} values")
-            inertia_m = inertia_a.reshape(3, 3)
-            if not np.all(np.isfinite(inertia_m)):
-                raise ValueError(f"{owner}: inertia must be finite")
-            if not np.allclose(inertia_m, inertia_m.T, atol=1e-9 * max(1.0, np.abs(inertia_m).max())):
-                raise ValueError(f"{owner}: inertia must be symmetric")
-            if np.linalg.eigvalsh(inertia_m).min() < -1e-12:
-                raise ValueError(f"{owner}: inertia must be positive semi-definite")
+            inertia_m = check_body_inertia(owner, inertia)
             check_float32_range(owner, "inertia component", inertia_m)
         c = (0.0, 0.0, 0.0) if com is None else _vec3(owner, "com", com)
         if velocity is None:

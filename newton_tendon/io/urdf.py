@@ -31,6 +31,7 @@ import numpy as np
 
 from newton_tendon import _hostmath as hm
 from newton_tendon.builder.joints import JointDofConfig
+from newton_tendon.inertia import check_body_inertia
 from newton_tendon.kernels import types as T
 
 from ._import_report import coordinate_starts, warn_left_out
@@ -253,7 +254,12 @@ class _Import:
                 self.fail(f"<link name={name!r}>", f"mass must be finite and >= 0, got {m}")
             pose = hm.transform_mul(rel[name], _pose(inertial.origin))
             r = _rotation(pose)
-            local = np.asarray(inertial.inertia if inertial.inertia is not None else np.zeros((3, 3)), dtype=np.float64)
+            local = np.zeros((3, 3))
+            if inertial.inertia is not None:
+                try:
+                    local = check_body_inertia(f"<link name={name!r}> <inertial>", inertial.inertia)
+                except (TypeError, ValueError) as err:
+                    self.fail(f"<link name={name!r}>", str(err).split(": ", 1)[-1])
             parts.append((m, np.asarray(pose[:3], dtype=np.float64), r @ local @ r.T))
         if not parts:
             return 0.0, (0.0, 0.0, 0.0), np.zeros((3, 3))

@@ -677,9 +677,10 @@ def test_kinematic_pull_beyond_cable_length_stays_bounded(device, solver):
     b = nt.ModelBuilder()
     ids = []
     for kind, mass, inertia_diag in (
-        ("kinematic", 2.61, (0.01305, 0.04033, 0.1305)),
-        ("free", 4.8676, (0.04628, 0.09901, 0.14603)),
+        ("kinematic", 2.61, (0.01305, 0.04033, 0.05338)),
+        ("free", 4.8676, (0.04628, 0.09901, 0.14529)),
     ):
+        # The fuzz draw's largest moments (0.1305, 0.14603) lowered to the triangle inequality's bound.
         kw = dict(xform=(0.0,) * 6 + (1.0,), mass=mass, inertia=np.diag(inertia_diag))
         ids.append(b.add_body(is_kinematic=kind == "kinematic", **kw))
     kin, free = ids

@@ -17,6 +17,7 @@ import newton_tendon as nt
 from newton_tendon.transmission import TendonPulley, TendonSite, TendonWrap
 
 from .strategies import (
+    physical_inertia,
     STEPS,
     Sim,
     add_bodies,
@@ -283,7 +284,7 @@ def transmission_sim(scene, solver: str, device) -> Sim:
     b = nt.ModelBuilder()
     joint_ids = []
     for spec, slider in zip(specs, sliders, strict=True):
-        kw = dict(xform=spec["pose"], mass=spec["mass"], inertia=np.diag(spec["inertia"]))
+        kw = dict(xform=spec["pose"], mass=spec["mass"], inertia=physical_inertia(spec["inertia"]))
         if spec["kind"] == "kinematic":
             b.add_body(is_kinematic=True, **kw)
         elif spec["kind"] == "hinged":

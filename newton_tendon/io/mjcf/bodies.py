@@ -10,7 +10,7 @@ import numpy as np
 
 from newton_tendon import _hostmath as hm
 from newton_tendon.builder.joints import JointDofConfig
-from newton_tendon.inertia import check_inertia_triangle, quat_to_matrix
+from newton_tendon.inertia import check_body_inertia, quat_to_matrix
 
 from .actuators import implicit_tendon
 from .attributes import _IDENTITY_Q
@@ -205,7 +205,7 @@ def inertial(imp, iel, ia, frame):
     key = "fullinertia" if "fullinertia" in ia else "diaginertia"
     # MuJoCo checks the triangle inequality in float64 without slack; only eigenvalue round-off
     # (a rotated thin disk sits exactly on the bound) is forgiven here.
-    imp._add(iel, check_inertia_triangle, f"attribute {key}={_q(ia[key])}", local_i, MJ_TRIANGLE_RTOL)
+    imp._add(iel, check_body_inertia, f"attribute {key}={_q(ia[key])}", local_i, MJ_TRIANGLE_RTOL)
     r = quat_to_matrix(ipose[3:])
     inertia = r @ local_i @ r.T
     com = ipose[:3]

@@ -16,6 +16,7 @@ from newton_tendon._transmission_builder import (
     check_transmission_properties,
 )
 from newton_tendon.builder import ModelBuilder
+from newton_tendon.inertia import check_body_inertia
 from newton_tendon.kernels import types as T
 from newton_tendon.tendon import (
     AttributeAssignment,
@@ -134,7 +135,29 @@ def from_dict(doc) -> ModelBuilder:
     top("couplings", _read_couplings, new)
     values_reader()
     top.done()
+    _check_world_count(new)
     return new
+
+
+MAX_EMPTY_TRAILING_WORLDS = 65536
+"""Empty worlds a document may declare after the last world its entities (or its open world) use.
+Nothing in the file holds an empty world, so ``world_count`` is otherwise an unchecked claim: a
+document of one body with ``world_count`` 1e9 loaded, and ``finalize`` then tried to allocate
+11 GiB of per-world arrays (issue 41). The bound keeps every builder the writer can save loadable in
+practice and caps what such a claim costs at about 1 MB."""
+
+
+def _check_world_count(b: ModelBuilder) -> None:
+    """``world_count`` against the worlds the document's entities use (see ``MAX_EMPTY_TRAILING_WORLDS``)."""
+    used = [b.current_world]
+    for name in ("body_world", "shape_world", "joint_world", "tendon_world", "transmission_world", "coupling_world"):
+        used.extend(getattr(b, name, ()) or ())
+    highest = max(int(w) for w in used)
+    if b.world_count > highest + 1 + MAX_EMPTY_TRAILING_WORLDS:
+        raise ValueError(
+            f"world_count: {b.world_count} worlds declared, but the document's entities use worlds up to "
+            f"{highest}; at most {MAX_EMPTY_TRAILING_WORLDS} empty worlds may follow the last used one"
+        )
 
 
 def _read_bodies(v, p: str, b: ModelBuilder):
@@ -148,11 +171,7 @@ def _read_bodies(v, p: str, b: ModelBuilder):
         com = f("com", _floats, 3)
         rows = f("inertia", _array, 3)
         inertia = np.array([_floats(r, f"{f.path}.inertia[{k}]", 3) for k, r in enumerate(rows)], dtype=np.float64)
-        scale = max(1.0, float(np.abs(inertia).max()))
-        if not np.allclose(inertia, inertia.T, rtol=0.0, atol=1e-9 * scale):
-            raise ValueError(f"{f.path}.inertia: must be symmetric")
-        if np.linalg.eigvalsh(inertia).min() < -1e-9 * scale:
-            raise ValueError(f"{f.path}.inertia: must be positive semi-definite")
+        inertia = check_body_inertia(f"{f.path}.inertia", inertia)
         flags = f("flags", _flags, _BODY_FLAGS)
         lock = f("lock_inertia", _bool)
         f.done()

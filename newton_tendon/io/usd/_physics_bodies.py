@@ -13,7 +13,7 @@ import numpy as np
 
 from newton_tendon import _hostmath as hm
 from newton_tendon.builder import ModelBuilder
-from newton_tendon.inertia import check_inertia_triangle
+from newton_tendon.inertia import check_body_inertia
 
 from ._physics_attrs import (
     _AXIS_INDEX,
@@ -200,7 +200,7 @@ class _BodyParsing:
         axes = _get_quat(prim, "physics:principalAxes")
         if np.any(diag > 0.0):
             # The diagonal is the principal inertia: a rigid body's satisfies I1 + I2 >= I3.
-            check_inertia_triangle(f"{_where(prim)}: attribute 'physics:diagonalInertia' {tuple(diag)}", np.diag(diag))
+            check_body_inertia(f"{_where(prim)}: attribute 'physics:diagonalInertia' {tuple(diag)}", np.diag(diag))
         if m == 0.0 and not com_set and not np.any(diag > 0.0):
             return None
         # What the shapes alone would give, computed by the builder itself on a probe body.
