@@ -522,9 +522,41 @@ class Model:
         self.body_color_count = count
 
     def world_mask(self, worlds) -> wp.array:
-        """An int32 mask array [world_count] with 1 for each world index in ``worlds``."""
-        m = np.zeros(self.world_count, dtype=np.int32)
-        m[np.asarray(list(worlds), dtype=np.int64)] = 1
+        """An int32 mask array [world_count] for ``solver.reset``: 1 for each selected world.
+
+        ``worlds``: world indices (ints in ``0 .. world_count - 1``; entities in no world are reset
+        with any selection, so there is no index for them: -1, newton's global world, is refused
+        rather than read as the last world), or a boolean mask with one entry per world.
+
+        Raises:
+            TypeError: ``worlds`` is not a sequence of ints or bools (a float, a string).
+            ValueError: an index out of range, or a boolean mask of another length.
+        """
+        owner = "Model.world_mask"
+        n = max(self.world_count, 1)
+        if isinstance(worlds, (str, bytes)) or not hasattr(worlds, "__iter__"):
+            raise TypeError(f"{owner}: worlds must be a sequence of world indices or a bool mask, got {worlds!r}")
+        try:
+            values = worlds.numpy() if isinstance(worlds, wp.array) else np.asarray(list(worlds))
+        except ValueError:
+            raise ValueError(f"{owner}: worlds must be a flat sequence of world indices, got {worlds!r}") from None
+        if values.ndim != 1:
+            raise ValueError(f"{owner}: worlds must be one-dimensional, got shape {values.shape}")
+        m = np.zeros(n, dtype=np.int32)
+        if values.dtype == np.bool_:
+            if values.size != n:
+                raise ValueError(f"{owner}: a bool mask needs one entry per world ({n}), got {values.size}")
+            m[values] = 1
+        elif values.size:
+            if not np.issubdtype(values.dtype, np.integer):
+                raise TypeError(f"{owner}: world indices must be ints, got {values.dtype} ({values.tolist()[:4]})")
+            bad = values[(values < 0) | (values >= n)]
+            if bad.size:
+                raise ValueError(
+                    f"{owner}: world index {int(bad[0])} is out of range 0..{n - 1} (entities in no world "
+                    "are reset with any selection; there is no index for them)"
+                )
+            m[values] = 1
         return wp.array(m, dtype=wp.int32, device=self.device)
 
 

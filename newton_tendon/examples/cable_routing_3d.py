@@ -81,6 +81,10 @@ class Example(CableExample):
         return world
 
     def setup(self, nt):
+        start = self.model.body_q.numpy().astype(np.float64)[self.weight, 1]
+        self.origin_y = start - WEIGHT_START[1]
+        """Y of each world's origin [m]: replicated worlds sit on a grid, and the swing is read in
+        each world's own frame."""
         self.initial_length = None
         """Geometric cable length [m] per world after the first step."""
         self.history: list[dict] = []
@@ -113,7 +117,7 @@ class Example(CableExample):
                 "tension": tension,
                 "pendulum": pendulum,
                 "wrap": np.stack([wrap[starts + k] for k in (1, 2, 3)], axis=1),
-                "y": x[:, 1],
+                "y": x[:, 1] - self.origin_y,
             }
         )
 
