@@ -24,11 +24,11 @@ from newton_tendon.kernels.math import world_selected
 from newton_tendon.kernels.types import BODY_KINEMATIC
 
 from .._float32 import FLOAT32_MAX as _FLOAT32_MAX
-from ..collision import check_contacts
+from ..collision import Contacts, check_contacts
 from ..inertia import checked_inverse_mass_arrays
-from ..layout import check_control, check_state
+from ..layout import check_control, check_state, layout_of
 from ..model import Model, ModelFlags, body_model_struct, joint_model_struct, tendon_model_struct
-from ..state import State, StateFlags
+from ..state import Control, State, StateFlags
 from ._chunking import CPU_CHUNK, chunked  # noqa: F401 (chunked: re-exported for the solvers)
 from ._tendons import _TENDON_GEOMETRY, RoutedTendonLaunchers
 from ._transmissions import TransmissionLaunchers
@@ -139,6 +139,8 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         """Reset mask selecting every world and the global entities ([world_count + 1])."""
         self._reset_mask = wp.zeros(max(model.world_count, 1) + 1, dtype=wp.int32, device=self.device)
         """The caller's reset mask, normalized to int32 [world_count + 1] inside ``reset``."""
+        self._layout = layout_of(model)
+        """The model's layout (``newton_tendon.layout``), the stamp ``step`` compares."""
         self._bodies = body_model_struct(model)
         self._joints = joint_model_struct(model)
         self._has_universal_joints = model.joint_count > 0 and bool(np.any(model.joint_dof_dim.numpy()[:, 1] == 2))
@@ -267,6 +269,17 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         the contact buffer is of its type and was made for a model of this model's layout
         (``newton_tendon.layout``: a stamp compared by identity, no array data read, so the step stays
         capturable). A State of another model indexed past its arrays (a segmentation fault)."""
+        lay = self._layout
+        # Fast path: every object stamped with this model's own layout object (the usual case).
+        if (
+            type(state_in) is State
+            and state_in._layout is lay
+            and type(state_out) is State
+            and state_out._layout is lay
+            and (control is None or (type(control) is Control and control._layout is lay))
+            and (contacts is None or (type(contacts) is Contacts and contacts._layout is lay))
+        ):
+            return
         name = f"{type(self).__name__}.step"
         m = self.model
         check_state(name, "state_in", state_in, m)

@@ -65,7 +65,9 @@ def test_objects_of_another_layout_are_refused_before_any_launch(device):
         "contacts": lambda: solver.step(s0, s1, control, nt.CollisionPipeline(small).contacts(), 0.01),
     }
     for arg, call in calls.items():
-        with pytest.raises(ValueError, match=rf"SolverXPBD.step: {arg} belongs to a model of another layout \(.*body_count"):
+        with pytest.raises(
+            ValueError, match=rf"SolverXPBD.step: {arg} belongs to a model of another layout \(.*body_count"
+        ):
             call()
     with pytest.raises(ValueError, match=r"SolverXPBD.reset: state .*body_count 1, the model's 3"):
         solver.reset(small.state())
@@ -170,7 +172,7 @@ def test_one_inertia_rule_in_the_builder_and_every_importer(where, tmp_path):
     for izz, ok in ((0.05, False), (0.02, True)):
         b = nt.ModelBuilder()
 
-        def run():
+        def run(b=b, izz=izz):
             if where == "builder":
                 b.add_body(mass=1.0, inertia=np.diag([0.01, 0.01, izz]))
             elif where == "urdf":

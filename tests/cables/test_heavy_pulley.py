@@ -38,8 +38,15 @@ def test_a_heavy_pulley_turns_at_the_atwood_rate(device, solver):
     b.add_tendon(
         [
             TendonGuide(body=left),
-            TendonGuide(body=wheel, guide_type=TendonGuideType.ROLLER, radius=radius, axis=y, orientation=1,
-                        mu=10.0, compliance=3.0e-8),  # fmt: skip
+            TendonGuide(
+                body=wheel,
+                guide_type=TendonGuideType.ROLLER,
+                radius=radius,
+                axis=y,
+                orientation=1,
+                mu=10.0,
+                compliance=3.0e-8,
+            ),  # fmt: skip
             TendonGuide(body=right, compliance=3.0e-8),
         ]
     )

@@ -169,10 +169,16 @@ def cases() -> list[tuple[str, str, object]]:
             getattr(c, sname).step(args["state_in"], args["state_out"], args["control"], args["contacts"], args["dt"])
 
         add(f"{sname} step: state_in of another model", owner, lambda c, s=step: s(c, state_in=lambda c: c.small_state))
-        add(f"{sname} step: state_out of another model", owner, lambda c, s=step: s(c, state_out=lambda c: c.small_state))
+        add(
+            f"{sname} step: state_out of another model",
+            owner,
+            lambda c, s=step: s(c, state_out=lambda c: c.small_state),
+        )
         add(f"{sname} step: control of another model", owner, lambda c, s=step: s(c, control=lambda c: c.small_control))
         add(
-            f"{sname} step: contacts of another model", owner, lambda c, s=step: s(c, contacts=lambda c: c.small_contacts)
+            f"{sname} step: contacts of another model",
+            owner,
+            lambda c, s=step: s(c, contacts=lambda c: c.small_contacts),
         )
         for what, make in bad_objects.items():
             add(f"{sname} step: state_in {what}", owner, lambda c, s=step, m=make: s(c, state_in=m))
@@ -183,7 +189,9 @@ def cases() -> list[tuple[str, str, object]]:
         for dt in (float("nan"), float("inf"), -DT, 0.0, "0.004", None, True, 1e-300, 1e39):
             add(f"{sname} step: dt {dt!r}", owner, lambda c, s=step, dt=dt: s(c, dt=lambda c: dt))
         reset_owner = "SolverXPBD.reset" if sname == "xpbd" else "SolverVBD.reset"
-        add(f"{sname} reset: state of another model", reset_owner, lambda c, n=sname: getattr(c, n).reset(c.small_state))
+        add(
+            f"{sname} reset: state of another model", reset_owner, lambda c, n=sname: getattr(c, n).reset(c.small_state)
+        )
         add(f"{sname} reset: state None", reset_owner, lambda c, n=sname: getattr(c, n).reset(None))
         for what, mask in {
             "a list": lambda c: [1],
@@ -272,18 +280,14 @@ def cases() -> list[tuple[str, str, object]]:
         ej,
         lambda c: nt.eval_joint_coordinates(c.big, c.s0, np.zeros(SPHERES, np.float32), c.joint_qd),
     )
-    add(
-        "eval_fk: state of another model", "eval_fk", lambda c: nt.eval_fk(c.big, c.joint_q, c.joint_qd, c.small_state)
-    )
+    add("eval_fk: state of another model", "eval_fk", lambda c: nt.eval_fk(c.big, c.joint_q, c.joint_qd, c.small_state))
     add("eval_fk: state a string", "eval_fk", lambda c: nt.eval_fk(c.big, c.joint_q, c.joint_qd, "state"))
     add(
         "eval_fk: joint_q float64",
         "eval_fk",
         lambda c: nt.eval_fk(c.big, wp.zeros(SPHERES, dtype=wp.float64, device=c.device), c.joint_qd, c.s1),
     )
-    add(
-        "eval_ik: state of another model", "eval_ik", lambda c: nt.eval_ik(c.big, c.small_state, c.joint_q, c.joint_qd)
-    )
+    add("eval_ik: state of another model", "eval_ik", lambda c: nt.eval_ik(c.big, c.small_state, c.joint_q, c.joint_qd))
 
     # State, Control and their copies.
     add("State.assign: a state of another model", "State.assign", lambda c: c.s1.assign(c.small_state))
@@ -326,7 +330,11 @@ def cases() -> list[tuple[str, str, object]]:
                 rec.close()
 
     add("RecorderUSD.record: state of another model", "RecorderUSD.record", lambda c: record(c, state=c.small_state))
-    add("RecorderUSD.record: control of another model", "RecorderUSD.record", lambda c: record(c, control=c.small_control))
+    add(
+        "RecorderUSD.record: control of another model",
+        "RecorderUSD.record",
+        lambda c: record(c, control=c.small_control),
+    )
 
     def observe(c, state):
         obs = nt.rl.Observer(c.big, nt.rl.ObservationSpec().add("body_position"), c.xpbd)
@@ -352,8 +360,16 @@ def cases() -> list[tuple[str, str, object]]:
         "add_body",
         _builder_case(lambda b, body: b.add_body(mass=1.0, inertia=np.diag([0.01, 0.01, 0.05]))),
     )
-    add("add_shape_sphere(radius=inf)", "add_shape_sphere", _builder_case(lambda b, body: b.add_shape_sphere(body, radius=inf)))
-    add("add_shape_sphere(radius=nan)", "add_shape_sphere", _builder_case(lambda b, body: b.add_shape_sphere(body, radius=nan)))
+    add(
+        "add_shape_sphere(radius=inf)",
+        "add_shape_sphere",
+        _builder_case(lambda b, body: b.add_shape_sphere(body, radius=inf)),
+    )
+    add(
+        "add_shape_sphere(radius=nan)",
+        "add_shape_sphere",
+        _builder_case(lambda b, body: b.add_shape_sphere(body, radius=nan)),
+    )
     add("add_shape_mesh(an open box)", "add_shape_mesh", _builder_case(_open_box))
     add(
         "add_joint_revolute(axis=0)",

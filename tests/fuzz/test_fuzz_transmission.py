@@ -17,7 +17,6 @@ import newton_tendon as nt
 from newton_tendon.transmission import TendonPulley, TendonSite, TendonWrap
 
 from .strategies import (
-    physical_inertia,
     STEPS,
     Sim,
     add_bodies,
@@ -25,10 +24,10 @@ from .strategies import (
     bodies,
     finite_floats,
     offsets,
+    physical_inertia,
     set_kinematic_twists,
     unit_vectors,
 )
-
 
 # ----------------------------------------------------------------------------------------------
 # 2. Transmission tendons
