@@ -42,6 +42,23 @@ from newton_tendon.kernels.routing import (
 wp.set_module_options({"enable_backward": False})
 
 
+@wp.func
+def stretch_tension(xl: wp.vec3, xr: wp.vec3, length: float, rest: float, comp: float):
+    """max((l - L) / c, 0) [N] of a span with attachment points ``xl``, ``xr`` [m], effective length
+    ``length`` [m] (straight part plus roller arcs), material ``rest`` [m] and compliance ``comp``
+    [m/N] (the model's float32 value), rounded once to float32: the straight part is measured again
+    in float64 from the float32 points and the quotient is formed in float64. In float32 throughout,
+    the rounding of |x_r - x_l| (an ulp of a metre-scale length, 0.012 N at c = 1e-5 m/N) and of the
+    quotient could leave the tension an ulp or more off the one the reported points give."""
+    dx = wp.float64(xr[0]) - wp.float64(xl[0])
+    dy = wp.float64(xr[1]) - wp.float64(xl[1])
+    dz = wp.float64(xr[2]) - wp.float64(xl[2])
+    straight = wp.sqrt(dx * dx + dy * dy + dz * dz)
+    arcs = wp.float64(length) - wp.float64(wp.length(xr - xl))
+    tension = (straight + arcs - wp.float64(rest)) / wp.float64(comp)
+    return wp.float32(wp.max(tension, wp.float64(0.0)))
+
+
 @wp.func(inline=True)
 def tendon_diagnostic(
     tm: TendonModel,
@@ -126,7 +143,7 @@ def tendon_diagnostic(
         diag.seg_damping[s] = span_damping(tm, s, bypass)
         if comp > STIFF_REPORT_COMPLIANCE:
             # A cable cannot push: a slack span (l < L) carries no tension, as newton reports it.
-            material_tension[s] = wp.max((length - rest[s]) / comp, 0.0)
+            material_tension[s] = stretch_tension(xl, xr, length, rest[s], comp)
             if stepped != 0:
                 damping_tension[s] = span_damping(tm, s, bypass) * ((length - rest[s]) - stretch0[s]) / dt
         elif stepped != 0:
