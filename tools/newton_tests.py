@@ -38,6 +38,7 @@ frame counts are newton's (``EXAMPLES``), scaled by ``--frames-scale``. All five
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import re
@@ -111,6 +112,65 @@ EXCLUDED: tuple[tuple[str, str], ...] = (
 """Tests that need newton internals, or newton's particles (which a rigid-only library cannot
 have): (pattern on ``file::Class::test``, reason). fnmatch patterns;
 the trailing ``*`` takes every device suffix (``_cpu``, ``_cuda_0``)."""
+
+_OVER_CAPSTAN = (
+    "needs an accepted state with T_tight > e^(mu theta) T_slack, which the spec's capstan law forbids: newton "
+    "leaves {newton} against 0 N; a roller turned against a slack side slips here (docs/migration.md)"
+)
+DECIDED: tuple[tuple[str, str], ...] = (
+    ("test_tendon_capstan.py::*::test_kinematic_rolling_transfer_independent_of_iterations*",
+     _OVER_CAPSTAN.format(newton="39,490 N (e^(mu theta) = 157)")),
+    ("test_tendon_capstan.py::*::test_kinematic_rolling_transfer_independent_of_cone_sweeps*",
+     _OVER_CAPSTAN.format(newton="39,490 N (e^(mu theta) = 157)")),
+    ("test_tendon_capstan.py::*::test_xpbd_reset_restores_tendon_material_state*",
+     _OVER_CAPSTAN.format(newton="rolled material under zero pretension")),
+    ("test_tendon_state.py::*::test_checkpoint_replay*",
+     _OVER_CAPSTAN.format(newton="rolled material (a roller turned under zero pretension)")),
+    ("test_tendon_capstan.py::*::test_motorized_pulley_drives_slider*", _OVER_CAPSTAN.format(newton="425 N")),
+    ("test_tendon_capstan.py::*::test_motorized_pulley_couples_without_delay*", _OVER_CAPSTAN.format(newton="425 N")),
+    ("test_tendon_capstan.py::*::test_motorized_pulley_updates_rest_in_first_step*",
+     _OVER_CAPSTAN.format(newton="425 N")),
+    ("test_tendon_vbd.py::*::test_vbd_motorized_pulley_drives_slider*", _OVER_CAPSTAN.format(newton="425 N")),
+    ("test_tendon_vbd.py::*::test_vbd_motorized_pulley_couples_without_delay*", _OVER_CAPSTAN.format(newton="425 N")),
+    ("test_tendon_vbd.py::*::test_vbd_motorized_pulley_updates_rest_in_first_step*",
+     _OVER_CAPSTAN.format(newton="425 N")),
+    ("test_tendon_capstan.py::*::test_moving_rolling_route_conserves_material*",
+     _OVER_CAPSTAN.format(newton="382-387 kN at mu = 100 (short_segment=1)")),
+    ("test_tendon_vbd.py::*::test_vbd_moving_rolling_route_conserves_material*",
+     _OVER_CAPSTAN.format(newton="382-387 kN at mu = 100 (short_segment=1)")),
+    ("test_tendon_vbd.py::*::test_vbd_same_body_rolling_span_applies_net_torque*",
+     "passes only unconverged: one iteration and one sweep; newton itself with 32 sweeps fails it (T1 = 0.0098 N)"),
+    ("test_tendon_capstan.py::*::test_pulley_inertia_limit_locks_cable_travel*",
+     "contradicts the Atwood closed form: with the real box masses (2.728, 4.728 kg) Newton's second law gives "
+     "7.06 mm of rim travel against the test's 5 mm bound (ours 7.06 mm, tests/cables/test_heavy_pulley.py; "
+     "newton 0.0147 mm)"),
+    ("test_tendon_capstan.py::*::test_force_driven_dynamic_route_updates_inside_solver*",
+     "measures with a release rule that creates cable: newton's release at a negative wrap adds "
+     "2 r |theta| = 3.7e-4 m (its total goes 1.0000000 -> 1.0003736 m; ours keeps 1.0000001 m)"),
+    ("test_tendon_vbd.py::*::test_vbd_nonrolling_rotation_uses_discrete_length_rate*",
+     "newton contradicts itself: a pose edit counts as motion on newton's VBD and not on its XPBD"),
+    ("test_tendon_capstan.py::*::test_settle_tol_early_out_matches_full_sweeps*",
+     "tolerance below float32 resolution: 0.02 on a ratio is 0.2 ulp of that span's length"),
+    ("test_tendon_vbd.py::*::test_vbd_rolling_chain_tension_matches_accepted_pose*",
+     "tolerance below float32 resolution (0.42 ulp), and it reads newton's sweep count"),
+    ("test_tendon_capstan.py::*::test_frictional_pinhole_mu_controls_slip_and_locking*",
+     "samples a post-impact transient: frame 80 is after the cable runs out at mu = 0; a float64 capstan "
+     "reference puts newton 9 % under the capstan law there, ours 2.8 % over"),
+)  # fmt: skip
+"""newton tests excluded by decision (issue 42): each was measured on newton 1.8.0 itself and against
+a closed form, and asks for what breaks the physics or cannot be resolved in float32 (pattern,
+reason). docs/migration.md has the table with the numbers; where the intent is sound our own suite
+tests it on a physical scene."""
+
+CONVENTIONS: tuple[tuple[str, str], ...] = (
+    ("test_tendon_state.py::*::test_world_guides_without_bodies*",
+     "convention: span damping acts on the rate of the stretch l - L here, on dl/dt in newton"),
+    ("test_tendon_capstan.py::*::test_frictionless_pinhole_equalizes_damped_tension*",
+     "convention: kinematic bodies are integrated from their velocity here; newton moves them only by "
+     "written poses and damps from body velocities"),
+)  # fmt: skip
+"""Tests that run and are reported beside the count, not gated: they check a convention in which we
+differ from newton on purpose (docs/migration.md)."""
 
 EXAMPLES: tuple[tuple[str, int], ...] = (
     ("example_tendon_pulley", 30),
@@ -300,7 +360,7 @@ def run(args: argparse.Namespace) -> int:
         results = root / "results.json"
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(root), str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        env["NT_NEWTON_EXCLUDED"] = json.dumps(EXCLUDED)
+        env["NT_NEWTON_EXCLUDED"] = json.dumps(EXCLUDED + DECIDED)
         env["NT_NEWTON_RESULTS"] = str(results)
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(root)]
         cmd += ["--continue-on-collection-errors"]
@@ -325,6 +385,14 @@ def run(args: argparse.Namespace) -> int:
     for r in records:
         if rank[r["outcome"]] >= rank[outcome.get(r["id"], "passed")]:
             outcome[r["id"]] = r["outcome"]
+    # Convention tests are reported beside the count, not in it.
+    conventions = {i: o for i, o in outcome.items() if any(fnmatch.fnmatch(i, p) for p, _ in CONVENTIONS)}
+    for test_id in conventions:
+        del outcome[test_id]
+    records = [r for r in records if r["id"] not in conventions]
+    decided = sum(
+        1 for i, o in outcome.items() if o == "excluded" and any(fnmatch.fnmatch(i, p) for p, _ in DECIDED)
+    )
     counts = Counter(outcome.values())
     failing = [r for r in records if r["outcome"] in ("failed", "error", "collect-error")]
     if args.causes and failing:
@@ -351,7 +419,9 @@ def run(args: argparse.Namespace) -> int:
     for key in ("error", "collect-error", "skipped", "excluded"):
         if counts[key]:
             parts.append(f"{counts[key]} {key.replace('collect-error', 'files failed to collect')}")
-    print(", ".join(parts))
+    print(", ".join(parts) + (f" ({decided} of them by decision, issue 42)" if decided else ""))
+    for test_id, o in sorted(conventions.items()):
+        print(f"  convention (not gated): {test_id}: {o}")
     passed = sorted(test_id for test_id, o in outcome.items() if o == "passed")
     return _ratchet(args, "tests", passed, 0 if not failing else 1)
 
@@ -428,8 +498,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-ratchet", action="store_true", help="with --ratchet: record what passes now")
     args = parser.parse_args(argv)
     if args.list_excluded:
-        for pattern, reason in EXCLUDED:
-            print(f"{pattern}\n    {reason}")
+        for title, table in (("internals", EXCLUDED), ("decided (issue 42)", DECIDED), ("conventions", CONVENTIONS)):
+            print(f"# {title}")
+            for pattern, reason in table:
+                print(f"{pattern}\n    {reason}")
         return 0
     return run_examples(args) if args.examples else run(args)
 

@@ -36,6 +36,21 @@ _TENDON_GEOMETRY = (
 """Model arrays of the route topology and guide geometry, which cannot change once a solver is built."""
 
 
+def authored_stiffness(compliance: np.ndarray) -> np.ndarray:
+    """1/c [N/m] in float64 of each float32 compliance [m/N] as a user wrote it: the shortest decimal
+    that rounds to the float32 value (``1e-05`` for float32(1e-5)), so that a tension reported as
+    (l - L)/c is the one the authored c gives; 0 where c = 0 (inextensible). Unique values are
+    converted once (a replicated scene has a few)."""
+    c = np.asarray(compliance, dtype=np.float32)
+    if c.size == 0:
+        return np.zeros(0, dtype=np.float64)
+    values, inverse = np.unique(c, return_inverse=True)
+    decimal = np.array([float(str(v)) for v in values], dtype=np.float64)
+    k = np.zeros_like(decimal)
+    k[decimal > 0.0] = 1.0 / decimal[decimal > 0.0]
+    return k[inverse.reshape(-1)]
+
+
 class RoutedTendonLaunchers:
     """Routed-tendon phases shared by every tendon-capable solver (a mixin of ``SolverBase``; uses its
     ``model``, ``device``, ``_chunk``, ``_all_worlds`` and ``_tendons``)."""
@@ -183,6 +198,12 @@ class RoutedTendonLaunchers:
         diag = cable_kernels.TendonDiagnostics()
         diag.material_tension = self.tendon_segment_material_tension
         diag.damping_tension = self.tendon_segment_damping_tension
+        self._tendon_segment_stiffness = wp.array(
+            authored_stiffness(m.tendon_segment_compliance.numpy()), dtype=wp.float64, device=dev
+        )
+        """1/c [N/m] of each span's compliance as authored (``authored_stiffness``), float64: the
+        diagnostics divide by it (refreshed by ``notify_model_changed``)."""
+        diag.seg_stiffness = self._tendon_segment_stiffness
         diag.seg_active = self.tendon_segment_active
         diag.seg_compliance = self.tendon_segment_active_compliance
         diag.seg_damping = self.tendon_segment_active_damping
@@ -335,4 +356,10 @@ class RoutedTendonLaunchers:
         if not np.all(np.isfinite(rest)):
             i = int(np.nonzero(~np.isfinite(rest))[0][0])
             raise ValueError(f"{name}: model.tendon_segment_rest_length[{i}] must be finite")
-        return lambda: update_tendon_baseline(m)
+        stiffness = authored_stiffness(m.tendon_segment_compliance.numpy())
+
+        def write():
+            update_tendon_baseline(m)
+            self._tendon_segment_stiffness.assign(stiffness)
+
+        return write

@@ -43,19 +43,27 @@ wp.set_module_options({"enable_backward": False})
 
 
 @wp.func
-def stretch_tension(xl: wp.vec3, xr: wp.vec3, length: float, rest: float, comp: float):
+def stretch_tension(xl: wp.vec3, xr: wp.vec3, length: float, rest: float, comp: float, stiffness: wp.float64):
     """max((l - L) / c, 0) [N] of a span with attachment points ``xl``, ``xr`` [m], effective length
     ``length`` [m] (straight part plus roller arcs), material ``rest`` [m] and compliance ``comp``
-    [m/N] (the model's float32 value), rounded once to float32: the straight part is measured again
-    in float64 from the float32 points and the quotient is formed in float64. In float32 throughout,
-    the rounding of |x_r - x_l| (an ulp of a metre-scale length, 0.012 N at c = 1e-5 m/N) and of the
-    quotient could leave the tension an ulp or more off the one the reported points give."""
+    [m/N], rounded once to float32.
+
+    The straight part is measured again in float64 from the float32 points, and 1/c is the span's
+    ``stiffness`` [N/m] (float64: the reciprocal of the compliance as authored, the shortest decimal
+    that rounds to the stored float32, ``authored_stiffness``) while the model's compliance still
+    rounds to it, else 1/c of the float32 value. In float32 throughout, a metre-scale length's ulp
+    over c = 1e-5 m/N (0.012 N) and the float32 of the decimal 1e-5, 1e-5 (1 - 2.5e-8), left the
+    tension an ulp or more off the authored (l - L)/c: 22911.359375 N for 22911.3579 N."""
     dx = wp.float64(xr[0]) - wp.float64(xl[0])
     dy = wp.float64(xr[1]) - wp.float64(xl[1])
     dz = wp.float64(xr[2]) - wp.float64(xl[2])
     straight = wp.sqrt(dx * dx + dy * dy + dz * dz)
     arcs = wp.float64(length) - wp.float64(wp.length(xr - xl))
-    tension = (straight + arcs - wp.float64(rest)) / wp.float64(comp)
+    k = wp.float64(1.0) / wp.float64(comp)
+    if stiffness > wp.float64(0.0):
+        if wp.float32(wp.float64(1.0) / stiffness) == comp:
+            k = stiffness
+    tension = (straight + arcs - wp.float64(rest)) * k
     return wp.float32(wp.max(tension, wp.float64(0.0)))
 
 
@@ -143,7 +151,7 @@ def tendon_diagnostic(
         diag.seg_damping[s] = span_damping(tm, s, bypass)
         if comp > STIFF_REPORT_COMPLIANCE:
             # A cable cannot push: a slack span (l < L) carries no tension, as newton reports it.
-            material_tension[s] = stretch_tension(xl, xr, length, rest[s], comp)
+            material_tension[s] = stretch_tension(xl, xr, length, rest[s], comp, diag.seg_stiffness[s])
             if stepped != 0:
                 damping_tension[s] = span_damping(tm, s, bypass) * ((length - rest[s]) - stretch0[s]) / dt
         elif stepped != 0:

@@ -62,6 +62,7 @@ class TendonDiagnostics:
 
     material_tension: wp.array(dtype=float)
     damping_tension: wp.array(dtype=float)
+    seg_stiffness: wp.array(dtype=wp.float64)
     seg_active: wp.array(dtype=wp.int32)
     seg_compliance: wp.array(dtype=float)
     seg_damping: wp.array(dtype=float)
