@@ -63,6 +63,63 @@ def predict_span(tm: TendonModel, s: int, bypass: bool, cval: float, w: float, d
     return comp
 
 
+@wp.func
+def slack_run(tm: TendonModel, t: int, first: int, active: wp.array(dtype=wp.int32), work: TendonWork):
+    """Whether the run starting at span ``first`` is slack (its members' mean predicted tension is
+    negative) and has no rigid member (a rigid member's prediction is a float32 stretch over the
+    denominator floor and says nothing of slack): ``share_slack_run`` then moves its material."""
+    if work.run_num[first] >= 0.0:
+        return False
+    for h in range(tm.start[t] + 1, tm.start[t + 1]):
+        m = span_slot(t, h, active)
+        if active[h] != 0 and work.run_skip[m] == 0 and work.run_first[m] == first:
+            if work.stiff[m] * RIGID_FLEX > 1.0:
+                return False
+    return True
+
+
+@wp.func
+def share_slack_run(
+    tm: TendonModel,
+    t: int,
+    first: int,
+    scale: float,
+    active: wp.array(dtype=wp.int32),
+    hist: TendonHistory,
+    work: TendonWork,
+):
+    """3a for a slack run (``slack_run``): no force, no flow. Each taut member (predicted multiplier
+    > 0) takes what brings it to zero tension, lam_hat/k, and the slack members give that much in
+    proportion to their slack (-lam_hat/k), so each stays slack; with no taut member nothing moves
+    (``scale``: the run's floor scaling). Sharing one (negative) tension instead moved 0.5 m between
+    two slack spans over a frictionless pinhole in one step with no tension anywhere (newton's
+    slack-pinhole tests). The sums are read before any member changes, so the material is conserved."""
+    taut = float(0.0)
+    slack = float(0.0)
+    for h in range(tm.start[t] + 1, tm.start[t + 1]):
+        m = span_slot(t, h, active)
+        if active[h] == 0 or work.run_skip[m] != 0 or work.run_first[m] != first:
+            continue
+        x = work.lam_hat[m] / work.stiff[m]
+        if x > 0.0:
+            taut = taut + x
+        else:
+            slack = slack - x
+    if taut <= 0.0 or slack <= 0.0:
+        return
+    for h in range(tm.start[t] + 1, tm.start[t + 1]):
+        m = span_slot(t, h, active)
+        if active[h] == 0 or work.run_skip[m] != 0 or work.run_first[m] != first:
+            continue
+        x = work.lam_hat[m] / work.stiff[m]
+        dl = x
+        if x <= 0.0:
+            dl = taut * (x / slack)
+        dl = scale * dl
+        add_material(hist, m, dl)
+        work.lam_hat[m] = work.lam_hat[m] - work.stiff[m] * dl
+
+
 @wp.func(inline=True)
 def capstan_ratios(
     tm: TendonModel,
@@ -244,6 +301,10 @@ def frictionless_runs(
         if first == s and run_end[s] == g and first != w_run:
             # A run of one span has nothing to share: (lam_hat/k)/(1/k) - lam_hat is rounding noise
             # of one sign, which the compensated material would accumulate into a drift.
+            continue
+        if at_floor == 0 and first != w_run and slack_run(tm, t, first, active, work):
+            if first == s:
+                share_slack_run(tm, t, first, run_scale[first], active, hist, work)
             continue
         dl = run_scale[first] * (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
         add_material(hist, s, dl)
