@@ -117,27 +117,36 @@ _OVER_CAPSTAN = (
     "needs an accepted state with T_tight > e^(mu theta) T_slack, which the spec's capstan law forbids: newton "
     "leaves {newton} against 0 N; a roller turned against a slack side slips here (docs/migration.md)"
 )
+
+
+def _over_capstan(tests, newton: str) -> tuple[tuple[str, str], ...]:
+    """DECIDED entries for newton tests (file, name) that need the over-capstan state; ``newton`` is
+    what newton leaves against the slack side's 0 N."""
+    return tuple((f"{file}::*::{name}*", _OVER_CAPSTAN.format(newton=newton)) for file, name in tests)
+
+
+_TWINS = (("test_tendon_capstan.py", "test_"), ("test_tendon_vbd.py", "test_vbd_"))
+"""newton's XPBD test file and its VBD twins' file, with the twins' name prefix."""
 DECIDED: tuple[tuple[str, str], ...] = (
-    ("test_tendon_capstan.py::*::test_kinematic_rolling_transfer_independent_of_iterations*",
-     _OVER_CAPSTAN.format(newton="39,490 N (e^(mu theta) = 157)")),
-    ("test_tendon_capstan.py::*::test_kinematic_rolling_transfer_independent_of_cone_sweeps*",
-     _OVER_CAPSTAN.format(newton="39,490 N (e^(mu theta) = 157)")),
-    ("test_tendon_capstan.py::*::test_xpbd_reset_restores_tendon_material_state*",
-     _OVER_CAPSTAN.format(newton="rolled material under zero pretension")),
-    ("test_tendon_state.py::*::test_checkpoint_replay*",
-     _OVER_CAPSTAN.format(newton="rolled material (a roller turned under zero pretension)")),
-    ("test_tendon_capstan.py::*::test_motorized_pulley_drives_slider*", _OVER_CAPSTAN.format(newton="425 N")),
-    ("test_tendon_capstan.py::*::test_motorized_pulley_couples_without_delay*", _OVER_CAPSTAN.format(newton="425 N")),
-    ("test_tendon_capstan.py::*::test_motorized_pulley_updates_rest_in_first_step*",
-     _OVER_CAPSTAN.format(newton="425 N")),
-    ("test_tendon_vbd.py::*::test_vbd_motorized_pulley_drives_slider*", _OVER_CAPSTAN.format(newton="425 N")),
-    ("test_tendon_vbd.py::*::test_vbd_motorized_pulley_couples_without_delay*", _OVER_CAPSTAN.format(newton="425 N")),
-    ("test_tendon_vbd.py::*::test_vbd_motorized_pulley_updates_rest_in_first_step*",
-     _OVER_CAPSTAN.format(newton="425 N")),
-    ("test_tendon_capstan.py::*::test_moving_rolling_route_conserves_material*",
-     _OVER_CAPSTAN.format(newton="382-387 kN at mu = 100 (short_segment=1)")),
-    ("test_tendon_vbd.py::*::test_vbd_moving_rolling_route_conserves_material*",
-     _OVER_CAPSTAN.format(newton="382-387 kN at mu = 100 (short_segment=1)")),
+    *_over_capstan(
+        [("test_tendon_capstan.py", f"test_kinematic_rolling_transfer_independent_of_{x}")
+         for x in ("iterations", "cone_sweeps")],
+        "39,490 N (e^(mu theta) = 157)",
+    ),
+    *_over_capstan(
+        [("test_tendon_capstan.py", "test_xpbd_reset_restores_tendon_material_state"),
+         ("test_tendon_state.py", "test_checkpoint_replay")],
+        "material rolled under zero pretension",
+    ),
+    *_over_capstan(
+        [(file, f"{prefix}motorized_pulley_{x}") for file, prefix in _TWINS
+         for x in ("drives_slider", "couples_without_delay", "updates_rest_in_first_step")],
+        "425 N (e^(mu theta) = 1.66)",
+    ),
+    *_over_capstan(
+        [(file, f"{prefix}moving_rolling_route_conserves_material") for file, prefix in _TWINS],
+        "382-387 kN at mu = 100 (short_segment=1)",
+    ),
     ("test_tendon_vbd.py::*::test_vbd_same_body_rolling_span_applies_net_torque*",
      "passes only unconverged: one iteration and one sweep; newton itself with 32 sweeps fails it (T1 = 0.0098 N)"),
     ("test_tendon_capstan.py::*::test_pulley_inertia_limit_locks_cable_travel*",
@@ -390,9 +399,7 @@ def run(args: argparse.Namespace) -> int:
     for test_id in conventions:
         del outcome[test_id]
     records = [r for r in records if r["id"] not in conventions]
-    decided = sum(
-        1 for i, o in outcome.items() if o == "excluded" and any(fnmatch.fnmatch(i, p) for p, _ in DECIDED)
-    )
+    decided = sum(1 for i, o in outcome.items() if o == "excluded" and any(fnmatch.fnmatch(i, p) for p, _ in DECIDED))
     counts = Counter(outcome.values())
     failing = [r for r in records if r["outcome"] in ("failed", "error", "collect-error")]
     if args.causes and failing:
