@@ -93,3 +93,38 @@ def test_pinhole_chain_tensions_stay_finite_and_follow_the_capstan_law(device, s
     assert abs(ratio / expected - 1.0) < RATIO_RTOL, (ratio, expected, exponent)
     # Along the chain the tension never rises away from the winch (each guide holds its share).
     assert np.all(np.diff(tension) <= 1.0e-3 * tension[:-1]), tension[:8]
+
+
+def test_saturated_and_unsaturated_worlds_match_their_single_world_runs(device, solver):
+    """Three worlds of the 200-pinhole chain with mu 0.5, 0.1 and 1.0 per world (sum mu theta 294, 59
+    and 588: one just below the exp(60) cap, two far past it), written into ``model.tendon_guide_mu``
+    after finalize: each world's tensions and load height match a one-world run at its mu (world
+    isolation; float32 summation order is the same per tendon, so to 1e-6 relative)."""
+    n, mus = 200, (0.5, 0.1, 1.0)
+
+    def run(world_count: int, mu_per_world) -> tuple[np.ndarray, np.ndarray]:
+        one, _, _ = _chain(n, 0.5)
+        b = nt.ModelBuilder()
+        b.replicate(one, world_count, spacing=(0.0, 5.0, 0.0))
+        sim = Sim(b, device, contacts=False, solver=solver)
+        guides = n + 2
+        mu = sim.model.tendon_guide_mu.numpy()
+        for w, value in enumerate(mu_per_world):
+            mu[w * guides + 1 : w * guides + 1 + n] = value
+        sim.model.tendon_guide_mu.assign(mu)
+        cmd = np.zeros(sim.model.tendon_guide_count, dtype=np.float32)
+        for k in range(STEPS):
+            cmd[::guides] = -REEL_PER_STEP * (k + 1)
+            sim.control.tendon_guide_winch_length.assign(cmd)
+            sim.step(DT)
+        assert_all_finite(sim.solver, sim.state_0)
+        tension = sim.solver.tendon_segment_material_tension.numpy().astype(np.float64).reshape(world_count, -1)
+        return tension, sim.body_q()[:, 2]
+
+    batch_t, batch_z = run(3, mus)
+    for w, mu in enumerate(mus):
+        single_t, single_z = run(1, (mu,))
+        np.testing.assert_allclose(batch_t[w], single_t[0], rtol=1e-6, atol=1e-6)
+        assert abs(batch_z[w] - single_z[0]) < 1e-6
+    # The mu = 0.1 world is below the cap, the others at it: their winch spans differ by exp(60 - 59).
+    assert batch_t[1, 0] < batch_t[0, 0] == pytest.approx(batch_t[2, 0], rel=RATIO_RTOL)

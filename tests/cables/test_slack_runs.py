@@ -72,3 +72,34 @@ def test_a_taut_run_still_shares_one_tension(device, solver):
     np.testing.assert_allclose(rest, [0.9, 1.9], atol=1e-5)
     tension = sim.solver.tendon_segment_material_tension.numpy().astype(np.float64)
     assert tension[0] > 9.0e4 and abs(tension[0] - tension[1]) < 0.5, tension
+
+
+def test_slack_runs_of_moving_bodies_in_three_worlds(device, solver):
+    """Free 1 kg bodies (not kinematic ends) on slack spans over a hinged pinhole body, in 3 worlds
+    with different slack (the right span holds 2.5, 3.0 and 3.5 m), contacts on and gravity off: no
+    tension anywhere, so nothing moves the cable or the bodies over 20 steps, in every world."""
+    b = nt.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    b.add_ground_plane(height=-5.0)
+    left = b.add_body(xform=(-1.0, 0, 0, 0, 0, 0, 1), mass=1.0, inertia=np.eye(3) * 1e-2)
+    pin = b.add_link(xform=(0.0, 0, 0, 0, 0, 0, 1), mass=1.0, inertia=np.eye(3) * 1e-2)
+    b.add_joint_revolute(-1, pin, parent_xform=(0.0, 0, 0, 0, 0, 0, 1), axis=(0.0, 1.0, 0.0))
+    right = b.add_body(xform=(2.0, 0, 0, 0, 0, 0, 1), mass=1.0, inertia=np.eye(3) * 1e-2)
+    for body in (left, right):
+        b.add_shape_sphere(body, radius=0.05)
+    b.add_tendon(
+        [
+            TendonGuide(body=left),
+            TendonGuide(body=pin, guide_type=TendonGuideType.PINHOLE, compliance=1e-6, rest_length=3.0),
+            TendonGuide(body=right, compliance=1e-6, rest_length=3.0),
+        ]
+    )
+    scene = nt.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    scene.replicate(b, 3, spacing=(0.0, 3.0, 0.0))
+    sim = Sim(scene, device, solver=solver)
+    rest = np.array([[3.0, r] for r in (2.5, 3.0, 3.5)], dtype=np.float32).reshape(-1)
+    sim.state_0.tendon_segment_rest_length.assign(rest)
+    q0 = sim.body_q()
+    sim.step(DT, 20)
+    np.testing.assert_allclose(sim.state_0.tendon_segment_rest_length.numpy(), rest, atol=1e-6)
+    np.testing.assert_allclose(sim.body_q(), q0, atol=1e-6)
+    assert np.all(sim.solver.tendon_segment_material_tension.numpy() == 0.0)
