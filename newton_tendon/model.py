@@ -666,4 +666,5 @@ def tendon_model_struct(m: Model) -> TendonModel:
     s.guide_mu = m.tendon_guide_mu
     s.seg_compliance = m.tendon_segment_compliance
     s.seg_damping = m.tendon_segment_damping
+    s.compliance_floor = 0.0
     return s

@@ -63,6 +63,10 @@ class TendonModel:
     guide_mu: wp.array(dtype=float)
     seg_compliance: wp.array(dtype=float)
     seg_damping: wp.array(dtype=float)
+    compliance_floor: float
+    """Smallest compliance [m/N] a span takes (``span_compliance``): 0 on SolverXPBD, where c = 0 is
+    an exact inextensible row; ``VBD_COMPLIANCE_FLOOR`` on SolverVBD, which evaluates spans as forces
+    and follows the spec's "VBD approximates zero segment compliance with 1.0e-8 m/N"."""
 
 
 @wp.func

@@ -36,12 +36,13 @@ _TENDON_GEOMETRY = (
 """Model arrays of the route topology and guide geometry, which cannot change once a solver is built."""
 
 
-def authored_stiffness(compliance: np.ndarray) -> np.ndarray:
+def authored_stiffness(compliance: np.ndarray, floor: float = 0.0) -> np.ndarray:
     """1/c [N/m] in float64 of each float32 compliance [m/N] as a user wrote it: the shortest decimal
     that rounds to the float32 value (``1e-05`` for float32(1e-5)), so that a tension reported as
-    (l - L)/c is the one the authored c gives; 0 where c = 0 (inextensible). Unique values are
-    converted once (a replicated scene has a few)."""
-    c = np.asarray(compliance, dtype=np.float32)
+    (l - L)/c is the one the authored c gives; 0 where c = 0 (inextensible). A compliance below
+    ``floor`` (the solver's ``TendonModel.compliance_floor``) is taken as the floor. Unique values
+    are converted once (a replicated scene has a few)."""
+    c = np.maximum(np.asarray(compliance, dtype=np.float32), np.float32(floor))
     if c.size == 0:
         return np.zeros(0, dtype=np.float64)
     values, inverse = np.unique(c, return_inverse=True)
@@ -54,6 +55,9 @@ def authored_stiffness(compliance: np.ndarray) -> np.ndarray:
 class RoutedTendonLaunchers:
     """Routed-tendon phases shared by every tendon-capable solver (a mixin of ``SolverBase``; uses its
     ``model``, ``device``, ``_chunk``, ``_all_worlds`` and ``_tendons``)."""
+
+    _tendon_compliance_floor = 0.0
+    """Smallest span compliance [m/N] this solver uses (``TendonModel.compliance_floor``)."""
 
     _reports_xpbd_multiplier = True
     """Whether ``tendon_segment_lambda`` reports the tendon pass's multipliers (SolverVBD: False)."""
@@ -68,6 +72,7 @@ class RoutedTendonLaunchers:
         activation_tol = float(activation_tol)
         if not (0.0 <= activation_tol < 1.0):
             raise ValueError(f"{name}: tendon_activation_tol must be in [0, 1), got {activation_tol!r}")
+        self._tendons.compliance_floor = self._tendon_compliance_floor
         self.tendon_max_sweeps = int(max_sweeps)
         """Maximum capstan material-relaxation sweeps per solver iteration (1..256)."""
         self.tendon_settle_tol = settle_tol
@@ -199,7 +204,7 @@ class RoutedTendonLaunchers:
         diag.material_tension = self.tendon_segment_material_tension
         diag.damping_tension = self.tendon_segment_damping_tension
         self._tendon_segment_stiffness = wp.array(
-            authored_stiffness(m.tendon_segment_compliance.numpy()), dtype=wp.float64, device=dev
+            authored_stiffness(m.tendon_segment_compliance.numpy(), self._tendon_compliance_floor), dtype=wp.float64, device=dev
         )
         """1/c [N/m] of each span's compliance as authored (``authored_stiffness``), float64: the
         diagnostics divide by it (refreshed by ``notify_model_changed``)."""
@@ -356,7 +361,7 @@ class RoutedTendonLaunchers:
         if not np.all(np.isfinite(rest)):
             i = int(np.nonzero(~np.isfinite(rest))[0][0])
             raise ValueError(f"{name}: model.tendon_segment_rest_length[{i}] must be finite")
-        stiffness = authored_stiffness(m.tendon_segment_compliance.numpy())
+        stiffness = authored_stiffness(m.tendon_segment_compliance.numpy(), self._tendon_compliance_floor)
 
         def write():
             update_tendon_baseline(m)

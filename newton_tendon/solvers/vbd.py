@@ -8,6 +8,7 @@ import numpy as np
 import warp as wp
 
 from newton_tendon.kernels import cable as cable_kernels
+from newton_tendon.kernels.cable.constants import VBD_COMPLIANCE_FLOOR
 from newton_tendon.kernels import rigid as rigid_kernels
 from newton_tendon.kernels import vbd as vbd_kernels
 from newton_tendon.kernels.contacts import ContactData
@@ -158,6 +159,9 @@ class SolverVBD(SolverBase):
             >>> solver = SolverVBD(builder.finalize(), iterations=8)
             >>> solver.step(state_0, state_1, control, contacts, 1.0 / 60.0)
     """
+
+    _tendon_compliance_floor = VBD_COMPLIANCE_FLOOR
+    """A span authored with c < 1e-8 m/N (c = 0 included) is solved with 1e-8 m/N, as the spec says."""
 
     def __init__(
         self,

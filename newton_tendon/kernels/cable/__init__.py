@@ -155,6 +155,7 @@ from newton_tendon.kernels.cable.span import (  # noqa: F401
     arc_leaving,
     at_end_stop,
     at_rest_floor,
+    held_elastically,
     left_guide,
     material_wrap,
     out_segment,

@@ -46,6 +46,10 @@ FLOOR_ROUNDING = wp.constant(1.0e-12)
 leaves by rounding."""
 DENOM_FLOOR = wp.constant(1.0e-10)
 """Floor of a row's (1 + gamma) w + alpha, for inextensible spans between immovable ends."""
+VBD_COMPLIANCE_FLOOR = 1.0e-8
+"""Compliance [m/N] SolverVBD gives a span authored with less (c = 0 included), as the spec says:
+"VBD approximates zero segment compliance with 1.0e-8 m/N". Set into ``TendonModel.compliance_floor``;
+SolverXPBD keeps 0 (an exact row). 1e8 N/m stretches a 0.5 m span by 1e-7 m under 10 N."""
 RIGID_FLEX = wp.constant(1.0e-8)
 """A run whose summed 1/k is below this is rigid: it passes material through without stretching."""
 RIGID_STRETCH_ROUNDING = wp.constant(1.0e-6)

@@ -21,6 +21,7 @@ from newton_tendon.kernels.cable.span import (
     left_guide,
     material_wrap,
     out_segment,
+    held_elastically,
     span_compliance,
     span_damping,
     span_length,
@@ -146,7 +147,7 @@ def tendon_diagnostic(
             xl = xl_now
             xr = xr_now
             length = length_now
-        comp = span_compliance(tm, s, bypass)
+        comp = span_compliance(tm, s, bypass, held_elastically(geo.w[s], rest[s]))
         seg_compliance[s] = comp
         diag.seg_damping[s] = span_damping(tm, s, bypass)
         if comp > STIFF_REPORT_COMPLIANCE:

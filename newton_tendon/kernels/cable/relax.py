@@ -26,6 +26,7 @@ from newton_tendon.kernels.cable.span import (
     at_rest_floor,
     left_guide,
     out_segment,
+    held_elastically,
     span_compliance,
     span_damping,
     span_slot,
@@ -48,12 +49,15 @@ wp.set_module_options({"enable_backward": False})
 
 
 @wp.func(inline=True)
-def predict_span(tm: TendonModel, s: int, bypass: bool, cval: float, w: float, dt: float, work: TendonWork):
-    """Step 1's prediction for span s (package docstring): with stretch ``cval`` = C [m] and inverse
-    mass ``w`` [1/kg], writes ``work.lam_hat[s]`` = lambda + (C + gamma (C - C_0) - alpha lambda) /
+def predict_span(
+    tm: TendonModel, s: int, bypass: bool, length: float, rest: float, w: float, dt: float, work: TendonWork
+):
+    """Step 1's prediction for span s (package docstring): with stretch C = ``length`` - ``rest`` [m]
+    and inverse mass ``w`` [1/kg], writes ``work.lam_hat[s]`` = lambda + (C + gamma (C - C_0) - alpha lambda) /
     ((1 + gamma) w + alpha) [N s^2] and ``work.stiff[s]`` = (1 + gamma) / ((1 + gamma) w + alpha), the
     change of lambda_hat per metre of material moved in. Returns the span's compliance c [m/N]."""
-    comp = span_compliance(tm, s, bypass)
+    cval = length - rest
+    comp = span_compliance(tm, s, bypass, held_elastically(w, rest))
     alpha = comp / (dt * dt)
     gamma = comp * span_damping(tm, s, bypass) / dt
     denom = wp.max((1.0 + gamma) * w + alpha, DENOM_FLOOR)

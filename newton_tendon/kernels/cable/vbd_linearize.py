@@ -19,6 +19,7 @@ from newton_tendon.kernels.cable.span import (
     left_guide,
     out_segment,
     seg_index,
+    held_elastically,
     span_compliance,
     span_damping,
     span_slot,
@@ -271,7 +272,7 @@ def linearize_tendon(
             # (``add_row_base``). With f = c (the spring alone) the run lost this span's damping: a
             # load hanging through a world pinhole, 100 N s/m on both spans, never settled.
             bypass = left_guide(g, active) != g - 1
-            comp = span_compliance(tm, s, bypass)
+            comp = span_compliance(tm, s, bypass, held_elastically(geo.w[s], rest[s]))
             lin.lam[s] = 0.0
             lin.comp[s] = comp
             lin.damp[s] = 0.0

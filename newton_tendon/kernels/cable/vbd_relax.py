@@ -182,7 +182,7 @@ def relax_tendon_vbd(
                 lin.bl[s] = -1
                 lin.br[s] = -1
             length = geo.length[s]
-            predict_span(tm, s, bypass, length - rest[s], geo.w[s], dt, work)
+            predict_span(tm, s, bypass, length, rest[s], geo.w[s], dt, work)
             continue
         xl, xr, length = cached_span_length(tm, geo, gl, g, body_q, ml[s], mr[s], rest[s])
         d = xr - xl
@@ -214,7 +214,7 @@ def relax_tendon_vbd(
         lin.chord[s] = dl
         geo.length[s] = length
         geo.w[s] = w
-        comp = predict_span(tm, s, bypass, length - rest[s], w, dt, work)
+        comp = predict_span(tm, s, bypass, length, rest[s], w, dt, work)
         xl_buf[s] = xl
         xr_buf[s] = xr
         # The span's row (``TendonLinearization``; c0 follows the material relaxation). A span of

@@ -79,7 +79,7 @@ def relax_tendon(
             geo.length[s] = length
             xl_buf[s] = xl
             xr_buf[s] = xr
-        predict_span(tm, s, bypass, length - rest[s], w, dt, work)
+        predict_span(tm, s, bypass, length, rest[s], w, dt, work)
 
     relax_material(tm, t, max_sweeps, settle_tol, dt2, hist, work, geo)
 
