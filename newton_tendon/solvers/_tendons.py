@@ -16,7 +16,6 @@ import numpy as np
 import warp as wp
 
 from newton_tendon.kernels import cable as cable_kernels
-
 from newton_tendon.kernels.cable import TendonHistory
 
 from ..finalize import update_tendon_baseline

@@ -8,9 +8,9 @@ import numpy as np
 import warp as wp
 
 from newton_tendon.kernels import cable as cable_kernels
-from newton_tendon.kernels.cable.constants import VBD_COMPLIANCE_FLOOR
 from newton_tendon.kernels import rigid as rigid_kernels
 from newton_tendon.kernels import vbd as vbd_kernels
+from newton_tendon.kernels.cable.constants import VBD_COMPLIANCE_FLOOR
 from newton_tendon.kernels.contacts import ContactData
 from newton_tendon.kernels.types import BODY_KINEMATIC
 

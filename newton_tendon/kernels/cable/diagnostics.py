@@ -18,10 +18,10 @@ from newton_tendon.kernels.cable.history import fold_span
 from newton_tendon.kernels.cable.span import (
     arc_arriving,
     arc_leaving,
+    held_elastically,
     left_guide,
     material_wrap,
     out_segment,
-    held_elastically,
     span_compliance,
     span_damping,
     span_length,

@@ -24,9 +24,9 @@ from newton_tendon.kernels.cable.constants import (
 from newton_tendon.kernels.cable.history import add_material, force_winch_span
 from newton_tendon.kernels.cable.span import (
     at_rest_floor,
+    held_elastically,
     left_guide,
     out_segment,
-    held_elastically,
     span_compliance,
     span_damping,
     span_slot,

@@ -16,10 +16,10 @@ from newton_tendon.kernels.cable.cached import TendonGeometry
 from newton_tendon.kernels.cable.constants import CHAIN_RUNS, REST_LENGTH_FLOOR, ROW_KEEP_TURN, VBD_MODULE
 from newton_tendon.kernels.cable.span import (
     at_rest_floor,
+    held_elastically,
     left_guide,
     out_segment,
     seg_index,
-    held_elastically,
     span_compliance,
     span_damping,
     span_slot,
