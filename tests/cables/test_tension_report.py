@@ -50,8 +50,10 @@ def test_edited_compliance_reports_with_the_new_value(device):
     whose reciprocal the stored stiffness no longer matches); after ``notify_model_changed`` the
     tension is the new authored value's again, to the bit."""
     b = nt.ModelBuilder(gravity=(0.0, 0.0, 0.0))
-    left = b.add_body(xform=(-0.5, 0, 0, 0, 0, 0, 1), mass=1.0, inertia=np.eye(3))
-    right = b.add_body(xform=(0.5, 0, 0, 0, 0, 0, 1), mass=1.0, inertia=np.eye(3))
+    # Heavy ends (100 kg against alpha = c/dt^2 = 1.08 kg^-1): the span stays stretched for both
+    # checks. With 1 kg ends and the tendon's full row step, the second step found it slack (0 / 0).
+    left = b.add_body(xform=(-0.5, 0, 0, 0, 0, 0, 1), mass=100.0, inertia=100.0 * np.eye(3))
+    right = b.add_body(xform=(0.5, 0, 0, 0, 0, 0, 1), mass=100.0, inertia=100.0 * np.eye(3))
     b.add_tendon([nt.TendonGuide(body=left), nt.TendonGuide(body=right, compliance=1.0e-5, rest_length=0.5)])
     sim = Sim(b, device, contacts=False, iterations=1)
     sim.model.tendon_segment_compliance.fill_(3.0e-4)

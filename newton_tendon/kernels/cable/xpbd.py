@@ -264,7 +264,7 @@ def solve_tendons(
     tendon_count: int,
     chunk: int,
     slot_base: int,
-    relaxation: float,
+    relaxation: wp.array(dtype=float),
     max_sweeps: int,
     settle_tol: float,
     dt: float,
@@ -280,9 +280,10 @@ def solve_tendons(
     and rollers under the capstan bound, then apply the stretch rows (see the package docstring).
     Guide g writes its incoming-span correction to slot ``slot_base + 2 g`` and its outgoing-span
     correction to ``slot_base + 2 g + 1``. A thread takes the tendons ``[chunk tid, chunk (tid + 1))``
-    (package docstring: *Chunks*)."""
+    (package docstring: *Chunks*). ``relaxation[t]`` scales tendon t's row steps
+    (``tendon_row_relaxation``)."""
     t0 = wp.tid() * chunk
     for t in range(t0, wp.min(t0 + chunk, tendon_count)):
         solve_tendon(
-            tm, bodies, t, slot_base, relaxation, max_sweeps, settle_tol, dt, body_q, hist, work, geo, slot_delta
+            tm, bodies, t, slot_base, relaxation[t], max_sweeps, settle_tol, dt, body_q, hist, work, geo, slot_delta
         )
