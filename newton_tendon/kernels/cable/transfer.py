@@ -21,6 +21,7 @@ from newton_tendon.kernels.cable.constants import (
 )
 from newton_tendon.kernels.cable.history import add_material
 from newton_tendon.kernels.cable.span import (
+    at_rest_floor,
     span_slot,
 )
 from newton_tendon.kernels.cable.types import TendonHistory, TendonWork
@@ -182,6 +183,14 @@ def share_rigid_run(
 
 
 @wp.func
+def rigid_member(work: TendonWork, s: int):
+    """Whether span s is a rigid member of its run: its ends cannot move it apart (an inextensible
+    span between immovable guides, ``work.stiff`` up to 1/DENOM_FLOOR), the members whose summed
+    flexibility makes a run rigid (``RIGID_FLEX``)."""
+    return work.stiff[s] * RIGID_FLEX > 1.0
+
+
+@wp.func
 def stall_length_winch(
     t: int,
     g: int,
@@ -202,27 +211,73 @@ def stall_length_winch(
     (its material set to its length) and the winch's pay-out ``hist.winch`` [m] grows by the total.
     The material minus the pay-out is unchanged, and ``tendon_guide_winch_paid`` reports what the
     cable accepted, so a later pay-out acts at once instead of first working off a hidden debt (the
-    winch kept reeling a stopped load in: 0.25 m of stretch that no pay-out short of it could ease)."""
+    winch kept reeling a stopped load in: 0.25 m of stretch that no pay-out short of it could ease).
+
+    The same holds when the winch's span is rigid and every other member of its run that a body
+    holds reached the rest-length floor in this pass (``at_rest_floor``): the load's span started
+    the pass with a hair of cable, so it stayed in the run and gave that hair (3a scales the run's
+    transfer to stop it at the floor), and the run still reads as flexible. It can give no more, so
+    the drum gives back its rigid members' stretch (only theirs: a stopped span's stretch is its
+    body below the guide, which its row pulls up). A stalled winch reels in its whole debt (command
+    minus pay-out) at each step start and relies on this rule to give it back within the pass.
+    Missed, the debt stayed in the winch's span, SolverVBD's run row read it as stretch
+    (``run_tension``: an inextensible member adds its stretch): a winch 0.14 m behind its command
+    pulled a 1 kg load stopped at a world pinhole with 8170 N in the first sweep (7 cm past the
+    pinhole), and the step ended with the load 0.67 mm below it at -0.16 m/s. That happened
+    whenever float32 rounding of the 1.1 m winch span (1.2e-7 m) left 1e-11 to 1e-7 m of cable in
+    the stopped span: 0.7 to 1.3 mm off over 200 steps at every reel-in speed and mass tried."""
     if not is_winch(tm, g) or is_force_winch(tm, g) or active[g] == 0:
         return
     if work.run_skip[s_w] != 0:
         return
     first = work.run_first[s_w]
+    stopped = int(0)  # 1: a flexible run whose flexible members are all at the floor
     if work.run_flex[first] > RIGID_FLEX:
-        return
-    stretch, moved, tol = rigid_run_stretch(t, first, tm, active, hist.rest, work, geo)
+        if not rigid_member(work, s_w):
+            return
+        for h in range(tm.start[t] + 1, tm.start[t + 1]):
+            s = span_slot(t, h, active)
+            if active[h] == 0 or work.run_skip[s] != 0 or work.run_first[s] != first:
+                continue
+            if not rigid_member(work, s) and not at_rest_floor(hist.rest[s]):
+                return  # a member with cable to give: the winch takes it in the next pass
+        stopped = 1
+    stretch = float(0.0)
+    tol = float(0.0)
+    if stopped == 0:
+        stretch, moved, tol = rigid_run_stretch(t, first, tm, active, hist.rest, work, geo)
+    else:
+        length = float(0.0)
+        for h in range(tm.start[t] + 1, tm.start[t + 1]):
+            s = span_slot(t, h, active)
+            if active[h] != 0 and work.run_skip[s] == 0 and work.run_first[s] == first and rigid_member(work, s):
+                stretch = stretch + (geo.length[s] - hist.rest[s])
+                length = length + wp.max(geo.length[s], hist.rest[s])
+        tol = RIGID_STRETCH_ROUNDING * length
     if stretch <= tol:
         return
     given = float(0.0)
+    held = float(0.0)  # the stopped members' largest prediction: what the rigid members then carry
     for h in range(tm.start[t] + 1, tm.start[t + 1]):
         s = span_slot(t, h, active)
         if active[h] == 0 or work.run_skip[s] != 0 or work.run_first[s] != first:
+            continue
+        if stopped != 0 and not rigid_member(work, s):
+            held = wp.max(held, work.lam_hat[s])
             continue
         dl = geo.length[s] - hist.rest[s]
         if dl > 0.0:
             add_material(hist, s, dl)
             given = given + dl
     hist.winch[g] = hist.winch[g] + given
+    if stopped != 0:
+        # 3a gave the rigid members the run's mean, which the debt set (8170 N beside the 9.7 N
+        # load above); with the debt given back they carry the stopped span's tension, as a rigid
+        # run beside a span that left it at the floor does (``stopped_member_tension``).
+        for h in range(tm.start[t] + 1, tm.start[t + 1]):
+            s = span_slot(t, h, active)
+            if active[h] != 0 and work.run_skip[s] == 0 and work.run_first[s] == first and rigid_member(work, s):
+                work.lam_hat[s] = held
 
 
 @wp.func
