@@ -124,8 +124,9 @@ def held_elastically(w: float, rest: float):
     span no moving body holds exerts nothing and keeps its authored c, so a run of inextensible
     world spans stays rigid and passes material exactly (floored, such runs stopped passing it: 19
     tests). A span at its end stop is a contact of the guide with the body and stays exact: floored
-    to 1e-8 m/N, VBD's stop let a load pulled into a world pinhole creep 2.3 mm past it over 55
-    steps, and a stop that took 2e-11 m of cable back for one step dropped the load 0.65 mm."""
+    to 1e-8 m/N, a load pulled into a world pinhole by a winch still stops there (3.6e-6 m), but its
+    span stretches by T c and the stop takes a hair of cable back (1.5e-11 m above the floor, more
+    than ``at_rest_floor``'s rounding), which puts the span back into its run."""
     return w > 0.0 and not at_end_stop(rest)
 
 
