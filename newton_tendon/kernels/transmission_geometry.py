@@ -8,7 +8,7 @@ away along the body velocities, from which ``transmission_rows`` takes the armat
 
 import warp as wp
 
-from newton_tendon.kernels.joints import euler_axes
+from newton_tendon.kernels.joints import universal_axes
 from newton_tendon.kernels.math import twist_angle, world_inv_inertia
 from newton_tendon.kernels.rigid import BodyModel, is_moving_body
 from newton_tendon.kernels.spatial import spatial_route
@@ -95,13 +95,10 @@ def joint_term(tm: TransmissionModel, k: int, body_q: wp.array(dtype=wp.transfor
         a0 = tm.joint_axis[tm.term_dof[k] - i]
         a1 = tm.joint_axis[tm.term_dof[k] - i + 1]
         rel = wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc)
-        ang, u = euler_axes(rot_p, rel, a0, a1, wp.normalize(wp.cross(a0, a1)))
+        ang, u, n = universal_axes(rot_p, rel, a0, a1)
         q = ang[i]
         q = q + TWO_PI * wp.round((q_ref - q) / TWO_PI)
-        g = wp.vec3(u[0, i], u[1, i], u[2, i])
-        if wp.abs(wp.determinant(u)) > 1.0e-6:
-            inv = wp.inverse(u)
-            g = wp.vec3(inv[i, 0], inv[i, 1], inv[i, 2])
+        g = wp.vec3(u[0, i], u[1, i], u[2, i])  # U is orthonormal: dq_i = u_i . w
         return q, wp.spatial_vector(wp.vec3(0.0), -g), wp.spatial_vector(wp.vec3(0.0), g)
     if kind != 0:
         q = twist_angle(wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc), axis)

@@ -133,7 +133,7 @@ def joint_angular_error(joints: JointModel, j: int, jf: JointFrame):
     No free angular axis (fixed, prismatic): e = log(R_c R_p^T), de/dtheta_c = I. One (revolute):
     the swing that carries the parent axis onto the child axis, e = (a_p x a_c)/|a_p x a_c| angle,
     de/dtheta_c ~ I - a a^T. Two (universal): the lock's residual q_2 along n (``d6_universal_axes``),
-    e = n (n . u_2) q_2, de/dtheta_c ~ n n^T. Three (ball): none.
+    e = n q_2 (q_2 the residual angle about n), de/dtheta_c ~ n n^T. Three (ball): none.
     """
     proj = wp.identity(n=3, dtype=float)
     e = wp.vec3(0.0)
@@ -149,8 +149,7 @@ def joint_angular_error(joints: JointModel, j: int, jf: JointFrame):
         proj = proj - wp.outer(a_w, a_w)
     elif jf.n_ang == 2:
         n = jf.uj_n
-        u2 = wp.vec3(jf.uj_u[0, 2], jf.uj_u[1, 2], jf.uj_u[2, 2])
-        e = n * (wp.dot(n, u2) * jf.uj_ang[2])
+        e = n * jf.uj_ang[2]
         proj = wp.outer(n, n)
     else:
         proj = wp.mat33(0.0)
