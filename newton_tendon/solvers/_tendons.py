@@ -58,6 +58,9 @@ class RoutedTendonLaunchers:
     _tendon_compliance_floor = 0.0
     """Smallest span compliance [m/N] this solver uses (``TendonModel.compliance_floor``)."""
 
+    def _tendon_properties_changed(self):
+        """Hook run when ``notify_model_changed(TENDON_PROPERTIES)`` writes (SolverXPBD: row relaxations)."""
+
     _reports_xpbd_multiplier = True
     """Whether ``tendon_segment_lambda`` reports the tendon pass's multipliers (SolverVBD: False)."""
 
@@ -203,7 +206,9 @@ class RoutedTendonLaunchers:
         diag.material_tension = self.tendon_segment_material_tension
         diag.damping_tension = self.tendon_segment_damping_tension
         self._tendon_segment_stiffness = wp.array(
-            authored_stiffness(m.tendon_segment_compliance.numpy(), self._tendon_compliance_floor), dtype=wp.float64, device=dev
+            authored_stiffness(m.tendon_segment_compliance.numpy(), self._tendon_compliance_floor),
+            dtype=wp.float64,
+            device=dev,
         )
         """1/c [N/m] of each span's compliance as authored (``authored_stiffness``), float64: the
         diagnostics divide by it (refreshed by ``notify_model_changed``)."""
@@ -365,5 +370,6 @@ class RoutedTendonLaunchers:
         def write():
             update_tendon_baseline(m)
             self._tendon_segment_stiffness.assign(stiffness)
+            self._tendon_properties_changed()
 
         return write

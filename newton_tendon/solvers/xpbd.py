@@ -29,8 +29,8 @@ def tendon_row_relaxation(model: Model, relaxation: float, jacobi_joints: bool) 
     The pass is Jacobi: tendons, transmission rows, contacts (and Jacobi joints) that move one body
     each assume it answers them alone, and their steps add. The Jacobi default ``relaxation`` (0.7)
     guards that. A tendon whose moving bodies no other summed row moves (no other tendon, no
-    transmission or coupling, no Jacobi joint) has nothing to conflict with; its own rows that share
-    a body are scaled by ``row_split``. It takes its full step (1.0): at 0.7 a load hanging over a
+    transmission or coupling, no Jacobi joint) and that moves each of them by one row, at an end
+    guide, has nothing to conflict with and takes its full step (1.0): at 0.7 a load hanging over a
     frictionless world roller at one iteration kept 30 % of each step's correction as stretch the
     multiplier did not hold, and its span reported 130.8 N against the run's 14.0 N (m g = 9.81 N,
     issue 42). Contacts are averaged among themselves and do not count here."""
@@ -48,16 +48,31 @@ def tendon_row_relaxation(model: Model, relaxation: float, jacobi_joints: bool) 
     summed = xbase + model.transmission_slot_count + model.coupling_slot_count
     flags = model.body_flags.numpy()
     inv_mass = model.body_inv_mass.numpy()
+    end_guide = np.zeros(guide_body.size, dtype=bool)
+    end_guide[starts[:-1]] = True
+    end_guide[starts[1:] - 1] = True
     conflict = np.zeros(nt, dtype=bool)
     for b in np.unique(guide_body[guide_body >= 0]):
         if inv_mass[b] <= 0.0 or (flags[b] & BODY_KINEMATIC) != 0:
             continue
         slots = slot[slot_start[b] : slot_start[b + 1]]
-        tendons = np.unique(guide_tendon[(slots[(slots >= tbase) & (slots < xbase)] - tbase) // 2])
+        guides = np.unique((slots[(slots >= tbase) & (slots < xbase)] - tbase) // 2)
+        tendons = np.unique(guide_tendon[guides])
         other = bool(np.any((slots >= xbase) & (slots < summed)))
         other |= jacobi_joints and bool(np.any(slots < tbase))
-        if other or tendons.size > 1:
+        # Two rows of one tendon on the body (a guide between two spans, or several guides) are
+        # shared by ``row_split``; at full step a free body with two frictional pinholes of one
+        # cable broke the capstan bound (0 N against 978.6 N, a fuzz scene).
+        shared = guides.size > 1 or not end_guide[guides[0]]
+        if other or shared or tendons.size > 1:
             conflict[tendons] = True
+    # An inextensible span reports the tension its row applied, so a stretch its multiplier does not
+    # hold never shows; at the full step its reading carried more float32 noise (a pendulum on an
+    # inextensible route: 2.3 % off m (g u_z + v^2/l) in a frame, 1.0 % at 0.7).
+    compliance = model.tendon_segment_compliance.numpy()
+    for t in range(nt):
+        if np.any(compliance[starts[t] - t : starts[t + 1] - t - 1] <= 0.0):
+            conflict[t] = True
     out[~conflict] = 1.0
     return out
 
@@ -145,12 +160,12 @@ class SolverXPBD(SolverBase):
         # Routed-tendon rows are solved in parallel (Jacobi) whatever the joint pass: they keep the
         # Jacobi default unless a linear relaxation is given.
         self._tendon_relaxation = tendon_relaxation
-        per_tendon = np.full(model.tendon_count, tendon_relaxation, dtype=np.float32)
-        if explicit_relaxation is None:
-            per_tendon = tendon_row_relaxation(model, tendon_relaxation, not gs)
-        self._tendon_row_relaxation = wp.array(per_tendon, dtype=float, device=self.device)
+        self._tendon_relaxation_given = explicit_relaxation is not None
+        self._jacobi_joints = not gs
+        self._tendon_row_relaxation = wp.array(self._row_relaxation(), dtype=float, device=self.device)
         """Relaxation of each tendon's XPBD row steps (``tendon_row_relaxation``; a given
-        ``joint_linear_relaxation`` applies to every tendon, as the spec says)."""
+        ``joint_linear_relaxation`` applies to every tendon, as the spec says). Refreshed by
+        ``notify_model_changed(TENDON_PROPERTIES)`` (it depends on which spans are inextensible)."""
         self.rigid_contact_relaxation = _check_relaxation("rigid_contact_relaxation", rigid_contact_relaxation)
         self._init_tendon_controls(tendon_max_sweeps, tendon_settle_tol, tendon_activation_tol)
         # The joint pass compiled for the rows this model has (universal joints, row armature).
@@ -223,6 +238,14 @@ class SolverXPBD(SolverBase):
             self._slot_delta.zero_()
             self._slot_weight.zero_()
         self._predict_bodies(state_in, state_out, control, dt)
+
+    def _row_relaxation(self) -> np.ndarray:
+        if self._tendon_relaxation_given:
+            return np.full(self.model.tendon_count, self._tendon_relaxation, dtype=np.float32)
+        return tendon_row_relaxation(self.model, self._tendon_relaxation, self._jacobi_joints)
+
+    def _tendon_properties_changed(self):
+        self._tendon_row_relaxation.assign(self._row_relaxation())
 
     def _solve_positions(
         self, state_in: State, state_out: State, control: Control, contacts: Contacts | None, dt: float
