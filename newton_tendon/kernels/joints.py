@@ -93,24 +93,37 @@ def universal_axes(rot_p: wp.quat, rel: wp.quat, a0: wp.vec3, a1: wp.vec3):
     at q_1 = +-pi/2 (gimbal lock), read its whole value as lock error there, and a link swinging
     through a quarter turn gained 1.6 kJ (XPBD) and 6.5 kJ (VBD) (issue 43).
 
-    Rate axes (world): u_0 = R_p a_0 and u_1 = R_p R(a_0, q_0) a_1, orthonormal whatever the angles,
-    and n = u_0 x u_1, the locked direction; within the joint's motion w = u_0 qd_0 + u_1 qd_1, so
-    qd_k = u_k . w. The lock's error: the child's a_1, c_1 = cos(b) u_1 + sin(b) u_0 with
-    b = atan2(u_0 . c_1, |u_0 x c_1|) = atan2(m_01, (m_11^2 + m_21^2)^1/2), is turned by -b n from
-    where it belongs, so the error rotation (where it belongs to where it is, as a hinge's swing) is
-    e = -b n [rad]; turning the child by -e about n (or the parent by e) removes it.
+    Rate axes (world): the gradients g_k of q_k with respect to a turn of the child, dq_k = g_k . w
+    exactly (also off the lock, by float32's 1e-7 rad). In B's coordinates, with c_1 = m's column 1
+    (the child's a_1), its part across a_0 c_1p = (0, m_11, m_21), and the child's a_0 and a_2 as
+    d_0, d_2 (m's columns 0 and 2): g_0 = c_1 x (e_x x c_1p) / |c_1p|^2 and
+    g_1 = (m_00 d_2 - m_02 d_0) x e_x / (m_00^2 + m_02^2); both are finite unless the lock is broken
+    by a right angle. On the lock they are u_0 = R_p a_0 and u_1 = R_p R(a_0, q_0) a_1, orthonormal
+    whatever the angles, and n = u_0 x u_1 is the locked direction. A torque sum_k f_k g_k does the
+    work sum_k f_k qd_k. The lock's error: the child's a_1, c_1 = cos(b) u_1 + sin(b) u_0 with
+    b = atan2(m_01, (m_11^2 + m_21^2)^1/2), is turned by -b n from where it belongs, so the error
+    rotation (where it belongs to where it is, as a hinge's swing) is e = -b n [rad]; turning the
+    child by -e about n (or the parent by e) removes it.
 
-    Returns (q, U, n) with q = (q_0, q_1, -b) (the lock's residual angle about n) and U = [u_0 u_1 n]
-    (orthonormal, so U^-1 = U^T)."""
+    Returns (q, U, n) with q = (q_0, q_1, -b) (the lock's residual angle about n) and
+    U = [g_0 g_1 n]."""
     b = wp.matrix_from_cols(a0, a1, wp.cross(a0, a1))
     m = wp.transpose(b) * wp.quat_to_matrix(rel) * b
     q0 = wp.atan2(m[2, 1], m[1, 1])
     q1 = wp.atan2(m[0, 2], m[0, 0])
-    lock = wp.atan2(m[0, 1], wp.sqrt(m[1, 1] * m[1, 1] + m[2, 1] * m[2, 1]))
+    across = m[1, 1] * m[1, 1] + m[2, 1] * m[2, 1]
+    lock = wp.atan2(m[0, 1], wp.sqrt(across))
+    ex = wp.vec3(1.0, 0.0, 0.0)
+    c1 = wp.vec3(m[0, 1], m[1, 1], m[2, 1])
+    g0 = wp.cross(c1, wp.cross(ex, wp.vec3(0.0, m[1, 1], m[2, 1]))) / across
+    d0 = wp.vec3(m[0, 0], m[1, 0], m[2, 0])
+    d2 = wp.vec3(m[0, 2], m[1, 2], m[2, 2])
+    g1 = wp.cross(d2 * m[0, 0] - d0 * m[0, 2], ex) / (m[0, 0] * m[0, 0] + m[0, 2] * m[0, 2])
+    to_world = wp.quat_to_matrix(rot_p) * b
     u0 = wp.quat_rotate(rot_p, a0)
     u1 = wp.quat_rotate(rot_p * wp.quat_from_axis_angle(a0, q0), a1)
     n = wp.cross(u0, u1)
-    return wp.vec3(q0, q1, -lock), wp.matrix_from_cols(u0, u1, n), n
+    return wp.vec3(q0, q1, -lock), wp.matrix_from_cols(to_world * g0, to_world * g1, n), n
 
 
 @wp.func
@@ -264,10 +277,9 @@ def eval_joint_coordinates(
             joint_qd[ds + n_lin] = wp.dot(w_rel, wp.quat_rotate(rot_p, a))
         elif n_ang == 2:
             ang, u, n = d6_universal_axes(rot_p, rel, joints, ds + n_lin)
-            rates = d6_euler_rates(u, w_rel)
             for k in range(2):
                 joint_q[qs + n_lin + k] = ang[k]
-                joint_qd[ds + n_lin + k] = rates[k]
+                joint_qd[ds + n_lin + k] = wp.dot(wp.vec3(u[0, k], u[1, k], u[2, k]), w_rel)
         elif n_ang == 3:
             ang, u = d6_euler_axes(rot_p, rel, joints, ds + n_lin)
             rates = d6_euler_rates(u, w_rel)
@@ -286,8 +298,8 @@ def d6_wrenches(
 ):
     """Parent and child wrenches of a D6 joint's generalized forces (tau = J^T f): the linear dofs'
     force sum_k f_k a_k [N] at the two anchors, the angular dofs' torque [N m]: f a for one axis,
-    U^-T f for two or three (``d6_universal_axes``, ``d6_euler_axes``, with f_2 = 0 on the locked axis
-    of two: the torque whose power tau . w is sum_k f_k qd_k; at the singular pose U f). A force that
+    sum_k f_k g_k for two (``universal_axes``' gradients) and U^-T f for three (``d6_euler_axes``; at
+    its singular pose U f): the torque whose power tau . w is sum_k f_k qd_k. A force that
     is not finite counts as 0 for the step."""
     p = joints.parent[j]
     c = joints.child[j]
@@ -315,17 +327,16 @@ def d6_wrenches(
             if wp.isfinite(f):
                 fa[k] = f
         rel = wp.quat_inverse(rot_p) * wp.transform_get_rotation(X_wc)
-        u = wp.mat33(0.0)
         if n_ang == 2:
+            # The coordinates' gradients g_k (dq_k = g_k . w): sum_k f_k g_k does the work f . qd.
             ang2, u2, n2 = d6_universal_axes(rot_p, rel, joints, ds + n_lin)
-            u = u2
+            torque = u2 * fa
         else:
-            ang3, u3 = d6_euler_axes(rot_p, rel, joints, ds + n_lin)
-            u = u3
-        if wp.abs(wp.determinant(u)) > 1.0e-6:
-            torque = wp.transpose(wp.inverse(u)) * fa
-        else:
-            torque = u * fa
+            ang3, u = d6_euler_axes(rot_p, rel, joints, ds + n_lin)
+            if wp.abs(wp.determinant(u)) > 1.0e-6:
+                torque = wp.transpose(wp.inverse(u)) * fa
+            else:
+                torque = u * fa
     rc = wp.transform_get_translation(X_wc) - wp.transform_point(body_q[c], bodies.com[c])
     wc_out = wp.spatial_vector(force, torque + wp.cross(rc, force))
     wp_out = wp.spatial_vector()

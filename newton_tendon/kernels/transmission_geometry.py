@@ -74,10 +74,9 @@ def joint_term(tm: TransmissionModel, k: int, body_q: wp.array(dtype=wp.transfor
     about the axis, unwrapped to the branch nearest ``q_ref`` (the previous coordinate), so a joint
     turning past +-pi keeps a continuous coordinate; J_c = (0, a), J_p = (0, -a). (The D6's other
     rotations are locked, so its relative rotation is about that axis.)
-    universal angle i (a D6 with two angular axes; ``term_angular`` 2 + i): q = the i-th successive
-    rotation (``joints.euler_axes`` with a_2 = a_0 x a_1), unwrapped likewise; J_c = (0, g_i),
-    J_p = (0, -g_i) with g_i row i of U^-1 (dq = U^-1 dtheta for a relative turn dtheta; at the
-    singular pose, where U is not invertible, u_i).
+    universal angle i (a D6 with two angular axes; ``term_angular`` 2 + i): q = its coordinate i
+    (``joints.universal_axes``), unwrapped likewise; J_c = (0, g_i), J_p = (0, -g_i) with g_i the
+    coordinate's gradient (dq_i = g_i . dtheta for a relative turn dtheta), finite at every pose.
     length (prismatic, a D6's linear axis): q = (x_c - x_p) . a with a fixed to the parent,
     J_c = (a, r_c x a), J_p = (-a, -(r_p x a) + a x (x_c - x_p)) (the axis turns with the parent);
     the D6's linear axes are orthonormal, so this is that axis's coordinate.
