@@ -26,7 +26,7 @@ The child's twist is the parent's rigid motion plus the joint's relative motion 
 ``w_c = w_p + R_p w_j`` and, at the child's COM ``x``, ``v_c = v_p(x) + R_p v_j + R_p w_j x (x - o_c)``
 with ``v_p(x)`` the parent's velocity at the point ``x`` and ``o_c`` the child joint frame origin (a
 free joint's ``v_j`` is already the COM's relative velocity, so the last term is dropped). These are
-newton's conventions for ``eval_fk``; ``eval_joint_coordinates`` (kernels/joints.py) inverts them, a
+newton's conventions for ``eval_fk``; ``eval_joint_coordinates`` (kernels/joints/coordinates.py) inverts them, a
 free joint's ``joint_qd`` only where its parent joint frame is the unrotated world (it writes the
 child's world twist).
 """

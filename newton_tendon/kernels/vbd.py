@@ -31,7 +31,7 @@ The rows and kernels live by kind, and this module re-exports their names (the i
 solver's kernels and structs):
 
 * ``vbd_block``: the 6x6 system of one body, its solve and pose update, the penalty schedule;
-* ``vbd_joint_rows``, ``vbd_contact_rows``, ``vbd_span_rows``, ``vbd_transmission_rows``: the rows of
+* ``joints.vbd_rows``, ``vbd_contact_rows``, ``vbd_span_rows``, ``vbd_transmission_rows``: the rows of
   joints, contact slots, routed-cable spans, transmission tendons and couplings, with the dual
   steps of the augmented-Lagrangian ones;
 * ``vbd_sweep``: the body sweep over one colour, in three variants (Warp modules ``VBD_KERNELS``,
@@ -42,6 +42,18 @@ Warp module of this file's name by ``module=``, and a construct defined here wou
 under this file's loader, which makes Warp clear the kernels already there (checked with Warp 1.19).
 """
 
+from newton_tendon.kernels.joints.vbd_rows import (
+    LIMIT_NEAR,
+    JointDuals,
+    JointFrame,
+    add_joint,
+    coordinate_jacobian,
+    dof_coordinate,
+    joint_angular_error,
+    joint_frame,
+    joint_linear_error,
+    update_joint_duals,
+)
 from newton_tendon.kernels.vbd_block import (
     VBD_KERNELS,
     PenaltyParams,
@@ -61,18 +73,6 @@ from newton_tendon.kernels.vbd_contact_rows import (
     contact_lambda_t,
     contact_push,
     update_contact_duals,
-)
-from newton_tendon.kernels.vbd_joint_rows import (
-    LIMIT_NEAR,
-    JointDuals,
-    JointFrame,
-    add_joint,
-    coordinate_jacobian,
-    dof_coordinate,
-    joint_angular_error,
-    joint_frame,
-    joint_linear_error,
-    update_joint_duals,
 )
 from newton_tendon.kernels.vbd_span_rows import (
     add_tendon_slot,

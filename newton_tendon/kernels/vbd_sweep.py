@@ -1,7 +1,7 @@
 """VBD for rigid bodies: the body sweep, one colour at a time, and the walk over a body's slots.
 
 A body's slots are sorted by kind (joints, cable guides, transmissions, contacts); the sweep adds
-each kind's rows from its own run of the list (``vbd_joint_rows``, ``vbd_span_rows``,
+each kind's rows from its own run of the list (``joints.vbd_rows``, ``vbd_span_rows``,
 ``vbd_transmission_rows``, ``vbd_contact_rows``) to the body's block (``vbd_block``) and takes its
 Newton step. Three variants of the kernel, one per Warp module, leave out the rows a model lacks.
 """
@@ -11,11 +11,11 @@ import warp as wp
 from newton_tendon.kernels.cable import TendonLinearization
 from newton_tendon.kernels.contacts import ContactData
 from newton_tendon.kernels.joints import JointModel
+from newton_tendon.kernels.joints.vbd_rows import JointDuals, add_joint, add_joint_universal
 from newton_tendon.kernels.math import bounded_pose_delta, world_inertia
 from newton_tendon.kernels.rigid import BodyModel, is_moving_body
 from newton_tendon.kernels.vbd_block import VBD_KERNELS, move_body, solve_block
 from newton_tendon.kernels.vbd_contact_rows import ContactDuals, add_contact
-from newton_tendon.kernels.vbd_joint_rows import JointDuals, add_joint, add_joint_universal
 from newton_tendon.kernels.vbd_span_rows import add_tendon_slot
 from newton_tendon.kernels.vbd_transmission_rows import (
     TRANSMISSION_MODULE,
@@ -62,7 +62,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
     """The body sweep kernel, with or without the transmission rows (``with_transmissions``),
     registered in the Warp module ``module``. ``tendons_only`` compiles only the inertia and the
     cable span rows (the joint and contact loops left out); ``universal`` the joint rows of universal
-    joints and of row armature (``vbd_joint_rows.add_joint_universal``), for models that have them.
+    joints and of row armature (``joints.vbd_rows.add_joint_universal``), for models that have them.
 
     A CPU kernel loads every struct field its code uses at the start of each thread (Warp passes the
     arguments by value and the compiler cannot keep them across the threads' stores), and spills

@@ -3,7 +3,7 @@
 Armature ``I_a`` is the inertia of a joint coordinate itself (a motor's rotor behind a gear): it adds
 ``I_a qdd`` to the coordinate's equation, so it resists the joint's relative acceleration, not the
 child body's absolute one. Both solvers put it into the coordinate's row as the implicit-Euler inertia
-``(I_a/dt^2)/2 (q - q_n - dt qd_n)^2`` (``kernels/joints.py``, ``coordinate_row``). Before, a hinge's
+``(I_a/dt^2)/2 (q - q_n - dt qd_n)^2`` (``kernels/joints/xpbd_rows.py``, ``coordinate_row``). Before, a hinge's
 armature was added to the child body's inertia about the axis; on a hinge that is not attached to
 the world that turns the rotor at the body's absolute rate, and the elbow of a two-link arm drifted
 0.22 rad from MuJoCo's in 0.5 s.

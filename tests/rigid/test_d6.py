@@ -1,7 +1,7 @@
 """D6 joints (``add_joint_d6``, newton's generic joint) on both solvers, and newton's per-dof API.
 
 A D6 joint is free along up to three orthonormal linear axes and about zero to three angular axes
-(kernels/joints.py); two angular axes (a universal joint) are in ``test_universal_joint.py``. Its rows are the ones the other joints use, chosen by the free-axis counts
+(kernels/joints/coordinates.py); two angular axes (a universal joint) are in ``test_universal_joint.py``. Its rows are the ones the other joints use, chosen by the free-axis counts
 instead of the type, so a D6 joint with the axes of a revolute, prismatic, fixed or ball joint must
 move exactly as that joint (bitwise: same rows, same arithmetic). The planar case (two linear axes and
 the hinge across them, the joint of newton's pinhole and capstan tests) has no single-joint twin: it is
@@ -343,7 +343,7 @@ def test_d6_joint_forces_accelerate_along_their_axes(device, solver):
 
 
 def test_three_angular_joint_torques_do_the_work_of_their_forces(device):
-    """Three angular axes: the torque of generalized forces f is U^-T f (kernels/joints.py,
+    """Three angular axes: the torque of generalized forces f is U^-T f (kernels/joints/coordinates.py,
     d6_wrenches), the one whose power tau . w equals f . qd for every relative velocity w = U qd.
     Checked at a generic pose through the kernel, for the three unit forces (float32 bound 1e-5)."""
     from newton_tendon.kernels.joints import compute_joint_wrenches  # noqa: PLC0415

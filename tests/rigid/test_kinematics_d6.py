@@ -2,7 +2,7 @@
 linear and zero, one or three angular), and a free joint under a body or a rotated parent frame.
 
 The free-joint round trip checks newton's convention for a free joint's ``joint_qd``, which
-``eval_joint_coordinates`` (kernels/joints.py) follows: the child's COM velocity relative to the
+``eval_joint_coordinates`` (kernels/joints/coordinates.py) follows: the child's COM velocity relative to the
 parent's rigid motion, and the relative angular velocity, both in the parent joint frame (the child's
 world twist only for a world parent with an unrotated frame, the case tests/rigid/test_kinematics.py
 covers).

@@ -1,7 +1,7 @@
 """A D6 joint with two angular axes: a universal (Cardan) joint, MuJoCo's two hinges in one body (issue 27).
 
 The coordinates are successive rotations ``rel = R(a_0, q_0) R(a_1, q_1)``; the joint locks the third
-rotation about ``a_0 x a_1`` (kernels/joints.py, ``d6_universal_axes``). MuJoCo is the oracle: the same
+rotation about ``a_0 x a_1`` (kernels/joints/coordinates.py, ``universal_axes``). MuJoCo is the oracle: the same
 body with two hinges in an MJCF file (``add_mjcf`` builds the D6 joint from it) gives body orientations
 at random coordinates, trajectories under gravity, and the response to a joint torque.
 """
