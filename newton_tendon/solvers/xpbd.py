@@ -38,41 +38,47 @@ def tendon_row_relaxation(model: Model, relaxation: float, jacobi_joints: bool) 
     out = np.full(nt, relaxation, dtype=np.float32)
     if nt == 0:
         return out
+    # Vectorized over guides and slot-table entries: it runs at construction and at every
+    # notify_model_changed(TENDON_PROPERTIES), which a per-world randomization calls at reset.
     starts = model.tendon_start.numpy()
+    counts = np.diff(starts)
     guide_body = model.tendon_guide_body.numpy()
-    guide_tendon = np.repeat(np.arange(nt), np.diff(starts))
+    guide_tendon = np.repeat(np.arange(nt), counts)
+    nb = model.body_count
+    moving = (model.body_inv_mass.numpy() > 0.0) & ((model.body_flags.numpy() & BODY_KINEMATIC) == 0)
+    on_body = guide_body >= 0
+    held = np.zeros(guide_body.size, dtype=bool)
+    held[on_body] = moving[guide_body[on_body]]
+    # Rows of other kinds on each body: transmissions and couplings, and Jacobi joints.
     slot_start = model.body_slot_start.numpy()
     slot = model.body_slot.numpy()
+    slot_owner = np.repeat(np.arange(nb), np.diff(slot_start))
     tbase = 2 * model.joint_count
     xbase = tbase + 2 * model.tendon_guide_count
     summed = xbase + model.transmission_slot_count + model.coupling_slot_count
-    flags = model.body_flags.numpy()
-    inv_mass = model.body_inv_mass.numpy()
+    other_row = (slot >= xbase) & (slot < summed)
+    if jacobi_joints:
+        other_row |= slot < tbase
+    others = np.bincount(slot_owner[other_row], minlength=nb)
+    # Guides and distinct tendons on each body.
+    guides = np.bincount(guide_body[on_body], minlength=nb)
+    pairs = np.unique(np.stack([guide_body[on_body], guide_tendon[on_body]]), axis=1)
+    tendons = np.bincount(pairs[0], minlength=nb)
     end_guide = np.zeros(guide_body.size, dtype=bool)
     end_guide[starts[:-1]] = True
     end_guide[starts[1:] - 1] = True
-    conflict = np.zeros(nt, dtype=bool)
-    for b in np.unique(guide_body[guide_body >= 0]):
-        if inv_mass[b] <= 0.0 or (flags[b] & BODY_KINEMATIC) != 0:
-            continue
-        slots = slot[slot_start[b] : slot_start[b + 1]]
-        guides = np.unique((slots[(slots >= tbase) & (slots < xbase)] - tbase) // 2)
-        tendons = np.unique(guide_tendon[guides])
-        other = bool(np.any((slots >= xbase) & (slots < summed)))
-        other |= jacobi_joints and bool(np.any(slots < tbase))
-        # Two rows of one tendon on the body (a guide between two spans, or several guides) are
-        # shared by ``row_split``; at full step a free body with two frictional pinholes of one
-        # cable broke the capstan bound (0 N against 978.6 N, a fuzz scene).
-        shared = guides.size > 1 or not end_guide[guides[0]]
-        if other or shared or tendons.size > 1:
-            conflict[tendons] = True
+    b = np.where(on_body, guide_body, 0)
+    # Two rows of one tendon on a body (a guide between two spans, or several guides) are shared
+    # by ``row_split``; at the full step a free body with two frictional pinholes of one cable broke
+    # the capstan bound (0 N against 978.6 N, a fuzz scene).
+    bad_guide = held & ((others[b] > 0) | (guides[b] > 1) | (tendons[b] > 1) | ~end_guide)
+    conflict = np.bincount(guide_tendon, weights=bad_guide, minlength=nt) > 0
     # An inextensible span reports the tension its row applied, so a stretch its multiplier does not
     # hold never shows; at the full step its reading carried more float32 noise (a pendulum on an
     # inextensible route: 2.3 % off m (g u_z + v^2/l) in a frame, 1.0 % at 0.7).
-    compliance = model.tendon_segment_compliance.numpy()
-    for t in range(nt):
-        if np.any(compliance[starts[t] - t : starts[t + 1] - t - 1] <= 0.0):
-            conflict[t] = True
+    span_tendon = np.repeat(np.arange(nt), counts - 1)
+    stiff_span = model.tendon_segment_compliance.numpy() <= 0.0
+    conflict |= np.bincount(span_tendon, weights=stiff_span, minlength=nt) > 0
     out[~conflict] = 1.0
     return out
 

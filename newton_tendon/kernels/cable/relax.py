@@ -35,6 +35,7 @@ from newton_tendon.kernels.cable.transfer import (
     capstan_product,
     capstan_transfer,
     frictional_guide,
+    rigid_member,
     rigid_run_stretch,
     rigid_transfer,
     saturated_tension,
@@ -77,7 +78,7 @@ def slack_run(tm: TendonModel, t: int, first: int, active: wp.array(dtype=wp.int
     for h in range(tm.start[t] + 1, tm.start[t + 1]):
         m = span_slot(t, h, active)
         if active[h] != 0 and work.run_skip[m] == 0 and work.run_first[m] == first:
-            if work.stiff[m] * RIGID_FLEX > 1.0:
+            if rigid_member(work, m):
                 return False
     return True
 
@@ -313,7 +314,7 @@ def frictionless_runs(
         dl = run_scale[first] * (lam_hat[s] - run_num[first] / run_flex[first]) / stiff[s]
         add_material(hist, s, dl)
         lam_hat[s] = lam_hat[s] - stiff[s] * dl
-        if stiff[s] * RIGID_FLEX > 1.0 and (run_scale[first] == 1.0 or world_span(tm, left_guide(g, active), g)):
+        if rigid_member(work, s) and (run_scale[first] == 1.0 or world_span(tm, left_guide(g, active), g)):
             # A rigid member (its ends cannot move it apart: stiff up to 1/DENOM_FLOOR) takes the
             # run's tension exactly. Its prediction is a float32 stretch of ~1e-8 m over that floor,
             # and lam_hat - stiff dl kept that prediction's rounding, up to the run's own tension:
