@@ -5,9 +5,7 @@ velocities (``eval_joint_coordinates``), the rate axes of multi-axis joints (``u
 import warp as wp
 
 from newton_tendon.kernels.joints.model import JointModel, body_spatial_velocity, parent_pose
-from newton_tendon.kernels.math import (
-    twist_angle,
-)
+from newton_tendon.kernels.math import twist_angle
 from newton_tendon.kernels.rigid import BodyModel
 from newton_tendon.kernels.types import JOINT_BALL, JOINT_D6, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 
@@ -67,9 +65,8 @@ def universal_axes(rot_p: wp.quat, rel: wp.quat, a0: wp.vec3, a1: wp.vec3):
     d2 = wp.vec3(m[0, 2], m[1, 2], m[2, 2])
     g1 = wp.cross(d2 * m[0, 0] - d0 * m[0, 2], ex) / (m[0, 0] * m[0, 0] + m[0, 2] * m[0, 2])
     to_world = wp.quat_to_matrix(rot_p) * b
-    u0 = wp.quat_rotate(rot_p, a0)
-    u1 = wp.quat_rotate(rot_p * wp.quat_from_axis_angle(a0, q0), a1)
-    n = wp.cross(u0, u1)
+    # n = u_0 x u_1 with u_0 = e_x and u_1 = c_1p / |c_1p| in B's coordinates.
+    n = to_world * (wp.vec3(0.0, -m[2, 1], m[1, 1]) / wp.sqrt(across))
     return wp.vec3(q0, q1, -lock), wp.matrix_from_cols(to_world * g0, to_world * g1, n), n
 
 
