@@ -30,7 +30,7 @@ import numpy as np
 import newton_tendon as nt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vs_mjwarp import set_our_inputs  # noqa: E402
+from vs_mjwarp import set_our_inputs, write_controls  # noqa: E402
 
 RESAMPLE = 0.1
 """Seconds between control resamples."""
@@ -112,8 +112,8 @@ def our_run(path: str, mj, ctrl: np.ndarray, solver: str, iterations: int, subst
     dt = mj.opt.timestep / substeps
     hold = max(1, round(RESAMPLE / mj.opt.timestep))
     for k in range(ctrl.shape[0]):
-        if k % hold == 0:
-            control = set_our_inputs_only(mj, model, info, ctrl[k], control)
+        if k > 0 and k % hold == 0:
+            write_controls(mj, info, ctrl[k], control)
         for _ in range(substeps):
             pipeline.collide(s0, contacts)
             sim.step(s0, s1, control, contacts, dt)
@@ -128,23 +128,6 @@ def our_run(path: str, mj, ctrl: np.ndarray, solver: str, iterations: int, subst
         if colliding.size:
             floor = min(floor, float(q[colliding, 2].min()))
     return {"lin": lin, "ang": ang, "finite": finite, "floor": floor}
-
-
-def set_our_inputs_only(mj, model, info, ctrl_row: np.ndarray, control):
-    """Write one control row per world (``ctrl_row`` [worlds, nu]) into ``control``."""
-    import mujoco
-
-    worlds = ctrl_row.shape[0]
-    arrays = {}
-    for name, act in info.actuators.items():
-        i = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, name)
-        values = arrays.setdefault(act.control, getattr(control, act.control).numpy())
-        per_world = len(values) // worlds
-        for w in range(worlds):
-            values[w * per_world + act.index] = act.scale * ctrl_row[w, i] + act.offset
-    for key, values in arrays.items():
-        getattr(control, key).assign(values)
-    return control
 
 
 def main(argv=None):

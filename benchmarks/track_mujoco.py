@@ -22,7 +22,8 @@ import numpy as np
 import newton_tendon as nt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from random_actions import actuated_models, set_our_inputs_only, suite_dir  # noqa: E402
+from random_actions import actuated_models, suite_dir  # noqa: E402
+from vs_mjwarp import write_controls  # noqa: E402
 
 TIMES = (0.1, 0.25, 0.5)
 
@@ -71,7 +72,7 @@ def our_track(path: str, mj, solver: str, iterations: int, base, amp, lo, hi):
     steps = round(max(TIMES) / mj.opt.timestep)
     for k in range(steps):
         u = controls(mj, k * mj.opt.timestep, base, amp, lo, hi)
-        control = set_our_inputs_only(mj, model, info, u[None, :], control)
+        write_controls(mj, info, u[None, :], control)
         sim.step(s0, s1, control, None, mj.opt.timestep)
         s0, s1 = s1, s0
         for t in TIMES:

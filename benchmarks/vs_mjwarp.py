@@ -90,7 +90,15 @@ def set_our_inputs(mj, model, info, qvel, ctrl, state):
     nt.eval_fk(
         model, wp.array(q, dtype=float, device=model.device), wp.array(qd, dtype=float, device=model.device), state
     )
-    control = model.control()
+    return write_controls(mj, info, ctrl, model.control())
+
+
+def write_controls(mj, info, ctrl, control):
+    """Write MuJoCo controls ``ctrl`` [worlds, nu] into ``control`` world by world, through each
+    actuator's ``scale * ctrl + offset`` (``MjcfActuator``); returns ``control``."""
+    import mujoco
+
+    worlds = ctrl.shape[0]
     arrays = {}
     for name, act in info.actuators.items():
         i = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, name)
