@@ -107,3 +107,30 @@ def test_inextensible_routes_keep_the_jacobi_relaxation(device):
     sim.model.tendon_segment_compliance.fill_(C)
     sim.solver.notify_model_changed(nt.ModelFlags.TENDON_PROPERTIES)
     np.testing.assert_array_equal(sim.solver._tendon_row_relaxation.numpy(), [1.0])
+
+
+def test_per_world_relaxation_in_three_worlds_matches_one_world_runs(device):
+    """Three worlds of the hanging load with compliances 1e-5, 2e-5 and 0 written after finalize
+    (notified), contacts on: the relaxations follow per tendon (1, 1, 0.7), every world holds m g on
+    both spans after 4 s (0.024 N, as above), and each world's load height equals its one-world run
+    to 1e-6 m (world isolation)."""
+    comps = (C, 2.0 * C, 0.0)
+
+    def run(values):
+        one, _ = _hanging_over_roller()
+        b = nt.ModelBuilder()
+        b.replicate(one, len(values), spacing=(0.0, 3.0, 0.0))
+        sim = Sim(b, device)  # contacts on
+        spans = np.repeat(np.asarray(values, dtype=np.float32), 2)
+        sim.model.tendon_segment_compliance.assign(spans)
+        sim.solver.notify_model_changed(nt.ModelFlags.TENDON_PROPERTIES)
+        sim.step(DT, 240)
+        tension = sim.solver.tendon_segment_material_tension.numpy().reshape(len(values), 2)
+        return sim.solver._tendon_row_relaxation.numpy(), tension, sim.state_0.body_q.numpy()[:, 2]
+
+    relax, tension, z = run(comps)
+    np.testing.assert_allclose(relax, [1.0, 1.0, 0.7], rtol=1e-6)
+    np.testing.assert_allclose(tension, G, atol=0.024)
+    for w, c in enumerate(comps):
+        _, _, single_z = run((c,))
+        assert z[w] == pytest.approx(single_z[0], abs=1e-6)

@@ -405,3 +405,43 @@ def _quat_mul(a, b):
     av, aw = np.asarray(a[:3]), a[3]
     bv, bw = np.asarray(b[:3]), b[3]
     return np.concatenate([aw * bv + bw * av + np.cross(av, bv), [aw * bw - av @ bv]])
+
+
+def test_universal_joint_under_random_actions_with_contacts(tmp_path):
+    """Features together: a universal joint (two damped hinges in one body, 0.1 N m s/rad) driven by
+    two motors whose controls are uniform over the full range (+-1 N m), resampled every 0.1 s and
+    different in each of 3 worlds, a capsule over a ground plane, gravity on, 2 s at the defaults,
+    both solvers, against C MuJoCo on the same control sequences (``benchmarks/random_actions.py``):
+    finite, the largest speeds within issue 43's bound (2x MuJoCo's + 0.5 m/s and + 5 rad/s)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "random_actions.py"
+    spec = importlib.util.spec_from_file_location("_bench_random_actions", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    xml = tmp_path / "universal.xml"
+    xml.write_text(
+        """<mujoco><option timestep="0.005"/><default><joint damping="0.1"/></default><worldbody>
+        <geom type="plane" size="2 2 0.1"/>
+        <body name="arm" pos="0 0 0.5"><joint name="a" axis="1 0 0"/><joint name="b" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0.3 0 -0.3" size="0.03"/></body></worldbody>
+        <actuator><motor joint="a" ctrlrange="-1 1"/><motor joint="b" ctrlrange="-1 1"/></actuator></mujoco>"""
+    )
+    mj = mujoco.MjModel.from_xml_path(str(xml))
+    ctrl = bench.control_schedule(mj, 3, 400, seed=7)
+    ref = bench.mujoco_run(mj, ctrl)
+    # The sequences carry q_1 through +-pi/2 (MuJoCo's run, world 0: 26 of its steps within
+    # |cos q_1| < 0.05), where the successive-angle lock broke.
+    data = mujoco.MjData(mj)
+    near = 0
+    for k in range(400):
+        data.ctrl[:] = ctrl[k, 0]
+        mujoco.mj_step(mj, data)
+        near += int(abs(np.cos(data.qpos[1])) < 0.05)
+    assert near > 0
+    for solver in ("xpbd", "vbd"):
+        ours = bench.our_run(str(xml), mj, ctrl, solver, iterations=8, substeps=1)
+        assert ours["finite"], solver
+        assert ours["lin"] <= 2.0 * ref["lin"] + 0.5, (solver, ours, ref)
+        assert ours["ang"] <= 2.0 * ref["ang"] + 5.0, (solver, ours, ref)
