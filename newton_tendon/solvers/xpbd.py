@@ -44,15 +44,15 @@ def tendon_row_relaxation(model: Model, relaxation: float, jacobi_joints: bool) 
     counts = np.diff(starts)
     guide_body = model.tendon_guide_body.numpy()
     guide_tendon = np.repeat(np.arange(nt), counts)
-    nb = model.body_count
+    nb = max(model.body_count, 1)  # counts per body, indexed by guide_body (world guides read body 0, unused)
     moving = (model.body_inv_mass.numpy() > 0.0) & ((model.body_flags.numpy() & BODY_KINEMATIC) == 0)
     on_body = guide_body >= 0
     held = np.zeros(guide_body.size, dtype=bool)
     held[on_body] = moving[guide_body[on_body]]
     # Rows of other kinds on each body: transmissions and couplings, and Jacobi joints.
     slot_start = model.body_slot_start.numpy()
-    slot = model.body_slot.numpy()
-    slot_owner = np.repeat(np.arange(nb), np.diff(slot_start))
+    slot = model.body_slot.numpy()[: slot_start[-1]]
+    slot_owner = np.repeat(np.arange(model.body_count), np.diff(slot_start))
     tbase = 2 * model.joint_count
     xbase = tbase + 2 * model.tendon_guide_count
     summed = xbase + model.transmission_slot_count + model.coupling_slot_count
