@@ -128,7 +128,7 @@ def hand_joints():
         label="hinge",
     )
     slider = b.add_link(xform=pos(0.6, 0, 1), label="slider")
-    b.add_shape_sphere(slider, None, 0.05, mu=1.0)
+    slider_sphere = b.add_shape_sphere(slider, None, 0.05, mu=1.0)
     b.add_joint_prismatic(
         upper, slider, parent_xform=pos(0.3, 0, 0), axis=(1, 0, 0), limit_lower=-0.1, limit_upper=0.2, label="slide"
     )
@@ -136,8 +136,11 @@ def hand_joints():
     b.add_shape_cylinder(ball, None, 0.03, 0.1, mu=1.0, has_collision=False)
     b.add_joint_ball(slider, ball, parent_xform=pos(0, 0, -0.2), label="ball")
     tip = b.add_link(xform=pos(0.6, 0, 0.6), label="tip")
-    b.add_shape_sphere(tip, None, 0.02, mu=1.0)
+    tip_sphere = b.add_shape_sphere(tip, None, 0.02, mu=1.0)
     b.add_joint_fixed(ball, tip, parent_xform=pos(0, 0, -0.2), label="tip")
+    # MuJoCo's parent filter works on weld groups: the jointless tip is welded to the ball, whose
+    # parent is the slider, so the tip never collides with the slider.
+    b.add_shape_collision_filter_pair(slider_sphere, tip_sphere)
     b.add_articulation(list(range(j0, b.joint_count)), label="base")
     return b
 
@@ -1122,3 +1125,40 @@ def test_zero_inertia_under_welded_child_is_rejected_unlike_mujoco():
     mujoco.MjModel.from_xml_string(xml)  # MuJoCo accepts it
     with pytest.raises(ValueError, match=r"<body>: a body with a joint needs mass and principal inertias.*mjMINVAL"):
         nt.ModelBuilder().add_mjcf(xml)
+
+
+WELDED_HIP = """<mujoco><worldbody>
+<body name="pelvis" pos="0 0 1"><freejoint/><geom type="box" size=".15 .1 .05"/>
+  <body name="hip" pos=".1 0 -.05"><geom type="sphere" size=".02" contype="0" conaffinity="0"/>
+    <body name="femur" pos="0 0 0"><joint type="hinge" axis="1 0 0"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -.4" size=".05"/>
+      <body name="toe" pos="0 0 -.45"><geom type="sphere" size=".03"/></body></body></body>
+  <body name="tail" pos="-.2 0 0"><joint type="hinge" axis="0 1 0"/><geom type="sphere" size=".08"/></body>
+</body></worldbody></mujoco>"""
+
+
+def test_weld_groups_filter_contacts_as_mujoco_does():
+    """MuJoCo's parent filter works on weld groups (bodies without joints welded to their parent):
+    the femur's parent, the jointless hip, is welded to the pelvis, so the pelvis and femur (5 cm
+    into each other here, as in dm_control's humanoid_CMU) never collide, nor does the toe welded to
+    the femur with the femur. The tail, a direct child, is filtered as before. MuJoCo finds no contact
+    at this pose; before the weld groups were read, we found the pelvis-femur one and threw
+    humanoid_CMU apart on its first step."""
+    b = nt.ModelBuilder()
+    b.add_mjcf(WELDED_HIP)
+    model = b.finalize("cpu")
+    pipeline = nt.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    pipeline.collide(model.state(), contacts)
+    valid = contacts.valid.numpy().astype(bool)
+    pairs = {
+        (int(a), int(c)) for a, c in zip(contacts.body_a.numpy()[valid], contacts.body_b.numpy()[valid], strict=True)
+    }
+    assert pairs == set(), pairs
+    mujoco = pytest.importorskip("mujoco")
+    mj = mujoco.MjModel.from_xml_string(WELDED_HIP)
+    data = mujoco.MjData(mj)
+    mujoco.mj_forward(mj, data)
+    assert data.ncon == 0
+    # The pelvis and femur do overlap: without the filter they would touch.
+    assert mujoco.mj_geomDistance(mj, data, 0, 2, 1.0, None) < 0.0

@@ -321,7 +321,7 @@ def collision_filters(imp):
                 for j in second:
                     if i != j and b.shape_body[i] != b.shape_body[j]:
                         pairs.add((min(i, j), max(i, j)))
-    for p, q in {(min(p, q), max(p, q)) for p, q in imp.excludes}:
+    for p, q in {(min(p, q), max(p, q)) for p, q in [*imp.excludes, *weld_excludes(imp, by_body)]}:
         if p == q:
             continue
         for i in by_body.get(p, ()):
@@ -329,3 +329,41 @@ def collision_filters(imp):
                 pairs.add((min(i, j), max(i, j)))
     for i, j in sorted(pairs):
         b.add_shape_collision_filter_pair(i, j)
+
+
+def weld_excludes(imp, by_body: dict[int, list[int]]) -> list[tuple[int, int]]:
+    """Body pairs MuJoCo's parent filter leaves out, in weld groups: bodies welded together (a body
+    without joints is welded to its parent) never collide, nor does a body with one of the group its
+    weld root's MJCF parent is welded into, unless that is the world. dm_control's humanoid_CMU
+    welds ``lhipjoint`` to ``root``; MuJoCo never collides ``root`` with ``lfemur`` (5 cm into it at
+    the reference pose), which a parent-child filter alone made a contact that threw the model
+    apart on its first step. Only bodies with shapes (``by_body``) are paired."""
+    from newton_tendon.kernels.types import JOINT_FIXED
+
+    b = imp.scratch
+    incoming = {int(b.joint_child[j]): (int(b.joint_parent[j]), int(b.joint_type[j])) for j in range(b.joint_count)}
+
+    def weld(body: int) -> int:
+        while body >= 0 and incoming.get(body, (-1, -1))[1] == int(JOINT_FIXED):
+            body = incoming[body][0]
+        return body
+
+    def mjcf_parent(body: int) -> int:
+        p = incoming.get(body, (-1, -1))[0]
+        while p in imp.virtual_links:  # the light links a multi-joint body's chain adds (``multi_joint``)
+            p = incoming.get(p, (-1, -1))[0]
+        return p
+
+    group: dict[int, list[int]] = {}
+    for body in by_body:
+        group.setdefault(weld(body), []).append(body)
+    pairs = []
+    for root, members in group.items():
+        for i, p in enumerate(members):
+            pairs.extend((p, q) for q in members[i + 1 :])
+        if root < 0:
+            continue
+        up = weld(mjcf_parent(root))
+        if up >= 0:
+            pairs.extend((p, q) for p in members for q in group.get(up, ()))
+    return pairs
