@@ -334,7 +334,18 @@ def coordinate_row(
     (they share C's gradient). It acts on the coordinate's own rate, the relative rate of the two
     bodies, not on the child's absolute rotation. An angular drive error is the shortest angle, so a
     drive never winds the long way round. Returns (mode, rhs, alpha~, is_drive): mode 1 = free (no
-    row), 2 = a row whose right-hand side is rhs = C + alpha~ lambda."""
+    row), 2 = a row whose right-hand side is rhs = C + alpha~ lambda.
+
+    An angle outside its range is read as the turn of it (q or q -+ 2 pi) nearest the range: angles
+    wrap to (-pi, pi], so a wrist resting on a limit at -pi that passed it by 1e-3 rad read +3.14
+    rad, 3.1 rad past its upper limit 0, and the limit row threw the hand round at 3,800 rad/s
+    (dm_control's humanoid_CMU)."""
+    if angular and (q < lo or q > hi):
+        alt = q + 2.0 * wp.pi
+        if q > hi:
+            alt = q - 2.0 * wp.pi
+        if wp.max(wp.max(lo - alt, alt - hi), 0.0) < wp.max(lo - q, q - hi):
+            q = alt
     if q < lo:
         return 2, q - lo, 0.0, False
     if q > hi:
