@@ -9,7 +9,7 @@ colliding body went below the floor (z = 0 plane where the model has one) [m]. T
 ours <= 2 x MuJoCo + 0.5 m/s (linear) and 2 x + 5 rad/s (angular), finite, <= 2 cm under the floor.
 
     python benchmarks/random_actions.py [--models humanoid dog ...] [--worlds 16] [--seconds 2]
-        [--iterations 8] [--substeps 1]
+        [--iterations 8] [--substeps 1] [--solvers xpbd vbd] [--joint-solver articulation]
 
 ``--substeps n`` steps our solvers n times per file timestep (dt / n), the cheapest of the issue's
 candidates, for comparison at equal cost per step.
@@ -87,7 +87,9 @@ def mujoco_run(mj, ctrl: np.ndarray) -> dict:
     return {"lin": lin, "ang": ang, "finite": True, "floor": floor}
 
 
-def our_run(path: str, mj, ctrl: np.ndarray, solver: str, iterations: int, substeps: int) -> dict:
+def our_run(
+    path: str, mj, ctrl: np.ndarray, solver: str, iterations: int, substeps: int, joint_solver: str | None = None
+) -> dict:
     worlds = ctrl.shape[1]
     one = nt.ModelBuilder()
     with warnings.catch_warnings():
@@ -98,7 +100,11 @@ def our_run(path: str, mj, ctrl: np.ndarray, solver: str, iterations: int, subst
     if solver == "vbd":
         b.color()
     model = b.finalize("cpu")
-    sim = (nt.solvers.SolverXPBD if solver == "xpbd" else nt.solvers.SolverVBD)(model, iterations=iterations)
+    if solver == "xpbd":
+        kw = {"joint_solver": joint_solver} if joint_solver else {}
+        sim = nt.solvers.SolverXPBD(model, iterations=iterations, **kw)
+    else:
+        sim = nt.solvers.SolverVBD(model, iterations=iterations)
     pipeline = nt.CollisionPipeline(model)
     contacts = pipeline.contacts()
     s0, s1 = model.state(), model.state()
@@ -140,6 +146,7 @@ def main(argv=None):
     parser.add_argument("--iterations", type=int, default=8)
     parser.add_argument("--substeps", type=int, default=1)
     parser.add_argument("--solvers", nargs="*", default=["xpbd", "vbd"])
+    parser.add_argument("--joint-solver", default=None, help="SolverXPBD's joint_solver (default: its default)")
     args = parser.parse_args(argv)
     names = args.models or actuated_models()
     print(
@@ -157,7 +164,7 @@ def main(argv=None):
         for solver in args.solvers:
             t0 = time.perf_counter()
             try:
-                res = our_run(path, mj, ctrl, solver, args.iterations, args.substeps)
+                res = our_run(path, mj, ctrl, solver, args.iterations, args.substeps, args.joint_solver)
             except Exception as exc:  # noqa: BLE001 (a model we cannot import or step is a row, not a crash)
                 cells.append(f"{'error':>22}")
                 notes.append(f"{solver}: {type(exc).__name__}: {exc}"[:80])

@@ -210,23 +210,62 @@ def contact_point_velocity(body_qd: wp.array(dtype=wp.spatial_vector), b: int, r
     return wp.spatial_top(qd) + wp.cross(wp.spatial_bottom(qd), r)
 
 
+@wp.func
+def side_inv_mass(
+    inv_m: float,
+    inv_i: wp.mat33,
+    r: wp.vec3,
+    n: wp.vec3,
+    body: int,
+    other: int,
+    use_response: int,
+    response_tree: wp.array(dtype=wp.int32),
+    body_response: wp.array(dtype=wp.spatial_matrix),
+):
+    """Inverse mass [1/kg] of one side of a contact for a unit impulse along ``n`` at arm ``r``: the
+    body's own (``point_inv_mass``), or, where ``use_response`` is set and the body belongs to an
+    articulation, ``j^T S j`` with j = (n, r x n) and S the body's articulated response (its pose
+    change per unit wrench with its tree's joint rows held; ``joints.articulation``). The contact
+    moves the body alone by M^-1 j dlambda, and the articulation pass that follows projects that onto
+    the joints in the mass metric, which is the articulated response S j dlambda; so the multiplier
+    step must be weighed against j^T S j, not against the body's own mass (a 0.1 kg toe of a 60 kg
+    humanoid: the toe's own mass gave 2 % of the step the stance needed, every iteration, and the
+    multiplier grew without bound).
+
+    A contact between two bodies of one articulation (``response_tree``: the body's tree, -1 for none)
+    keeps the bodies' own masses: its true inverse mass has the cross term -2 j_a^T S_ab j_b, which
+    the diagonal blocks do not hold, and without it the fingers and thumb of dm_control's
+    humanoid_CMU, touching on one hand, were weighed too heavy and thrown apart (3,400 rad/s). The
+    bodies' own masses never weigh a contact heavier than the articulation does."""
+    if use_response != 0 and body >= 0:
+        tree = response_tree[body]
+        if tree >= 0:
+            if other < 0 or response_tree[other] != tree:
+                j = wp.spatial_vector(n, wp.cross(r, n))
+                return wp.dot(j, body_response[body] * j)
+    return point_inv_mass(inv_m, inv_i, r, n)
+
+
 @wp.kernel
 def solve_contact_positions(
     # Model:
     bodies: BodyModel,
     summed_slot_count: int,
     relaxation: float,
+    use_response: int,  # 1: weigh rows on articulation bodies by their articulated response
     # Contacts:
     contacts: ContactData,
     # State in:
     body_q_in: wp.array(dtype=wp.transform),
     # State: the current prediction
     body_q: wp.array(dtype=wp.transform),
-    # Scratch:
+    # Scratch: multipliers, slots; each body's tree and articulated response (``side_inv_mass``)
     contact_lambda_n: wp.array(dtype=float),
     contact_lambda_t: wp.array(dtype=float),
     slot_delta: wp.array(dtype=wp.spatial_vector),
     slot_weight: wp.array(dtype=float),
+    response_tree: wp.array(dtype=wp.int32),
+    body_response: wp.array(dtype=wp.spatial_matrix),
 ):
     """Non-penetration and Coulomb friction rows of one contact (hard, zero compliance).
 
@@ -262,7 +301,10 @@ def solve_contact_positions(
         sep = wp.dot((cb.p_b + d_b) - (cb.p_a + d_a), n)
     else:
         sep = wp.dot(cb.p_b - cb.p_a, n)
-    w_n = point_inv_mass(cb.inv_m_a, cb.inv_i_a, rn_a, n) + point_inv_mass(cb.inv_m_b, cb.inv_i_b, rn_b, n)
+    a = contacts.body_a[c]
+    b = contacts.body_b[c]
+    w_n = side_inv_mass(cb.inv_m_a, cb.inv_i_a, rn_a, n, a, b, use_response, response_tree, body_response)
+    w_n = w_n + side_inv_mass(cb.inv_m_b, cb.inv_i_b, rn_b, n, b, a, use_response, response_tree, body_response)
     if sep >= 0.0 or w_n <= 0.0:
         slot_delta[slot] = zero
         slot_delta[slot + 1] = zero
@@ -278,8 +320,6 @@ def solve_contact_positions(
     # Coulomb friction at the position level, from the relative tangential motion of the two
     # contact points this step: undo it fully while the multiplier stays inside the cone
     # (sticking), otherwise apply the largest correction the cone allows (sliding, dynamic friction).
-    a = contacts.body_a[c]
-    b = contacts.body_b[c]
     pa0 = wp.transform_point(pose_or_identity(body_q_in, a), contacts.point_a[c])
     pb0 = wp.transform_point(pose_or_identity(body_q_in, b), contacts.point_b[c])
     dp = (cb.p_b - pb0) - (cb.p_a - pa0)
@@ -287,7 +327,8 @@ def solve_contact_positions(
     lt = wp.length(dp_t)
     if lt > 1.0e-9:
         t = dp_t / lt
-        w_t = point_inv_mass(cb.inv_m_a, cb.inv_i_a, cb.r_a, t) + point_inv_mass(cb.inv_m_b, cb.inv_i_b, cb.r_b, t)
+        w_t = side_inv_mass(cb.inv_m_a, cb.inv_i_a, cb.r_a, t, a, b, use_response, response_tree, body_response)
+        w_t = w_t + side_inv_mass(cb.inv_m_b, cb.inv_i_b, cb.r_b, t, b, a, use_response, response_tree, body_response)
         if w_t > 0.0:
             lambda_t = contact_lambda_t[c]
             dlambda_t = wp.min(lt / w_t * relaxation, wp.max(contacts.mu[c] * lambda_n - lambda_t, 0.0))

@@ -178,20 +178,39 @@ def apply_slot_pose_deltas(
     summed_slot_count: int,
     # State: predicted poses, updated in place
     body_q: wp.array(dtype=wp.transform),
-    # Scratch:
+    # Scratch: slots, the step's pose change; each body's tree (-1: none) and impulse (see below)
     slot_delta: wp.array(dtype=wp.spatial_vector),
     slot_weight: wp.array(dtype=float),
     body_delta: wp.array(dtype=wp.spatial_vector),
+    body_tree: wp.array(dtype=wp.int32),
+    body_impulse: wp.array(dtype=wp.spatial_vector),
 ):
     """Apply each body's gathered slot corrections to its pose.
 
     ``body_delta`` accumulates the applied corrections over the iterations of a step, so the
     velocity update can use them directly instead of differencing two rounded float32 poses.
+
+    A body of an articulation (``body_tree[b] >= 0``; an array of one -1 entry when there are none)
+    is not moved here: its rows' correction d = M^-1 J^T dlambda is handed to the articulation pass
+    as the impulse ``body_impulse[b]`` = M d = J^T dlambda (linear [kg m], angular [kg m^2], world),
+    which that pass turns into the whole tree's response. Moving a
+    0.1 kg toe by the correction a contact weighed against the humanoid standing on it turned the toe
+    by radians about its own centre, which the linearized joint solve could not take back (the toes
+    of dm_control's humanoid_CMU spun at 320 rad/s on landing).
     """
     b = wp.tid()
     if not is_moving_body(bodies, b):
         return
-    move_body(bodies, b, gather_slot_deltas(bodies, b, summed_slot_count, slot_delta, slot_weight), body_q, body_delta)
+    d = gather_slot_deltas(bodies, b, summed_slot_count, slot_delta, slot_weight)
+    if body_tree.shape[0] > b:
+        if body_tree[b] >= 0:
+            r = wp.quat_to_matrix(wp.transform_get_rotation(body_q[b]))
+            inertia_w = r * bodies.inertia[b] * wp.transpose(r)
+            body_impulse[b] = wp.spatial_vector(
+                wp.spatial_top(d) / bodies.inv_mass[b], inertia_w * wp.spatial_bottom(d)
+            )
+            return
+    move_body(bodies, b, d, body_q, body_delta)
 
 
 @wp.kernel

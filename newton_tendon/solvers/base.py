@@ -322,11 +322,12 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
                 outputs=[self._joint_q_prev, self._joint_qd_prev],
                 device=dev,
             )
+            # A solver that applies joint forces inside its joint solve reads them from its own array.
             wp.launch(
                 joint_kernels.compute_joint_wrenches,
                 dim=m.joint_count,
                 inputs=[self._bodies, self._joints, control.joint_f, state_in.body_q],
-                outputs=[self._slot_wrench],
+                outputs=[getattr(self, "_joint_wrench", self._slot_wrench)],
                 device=dev,
             )
         wp.launch(

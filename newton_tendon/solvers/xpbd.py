@@ -14,10 +14,11 @@ from newton_tendon.kernels.types import BODY_KINEMATIC
 from ..collision import Contacts
 from ..model import Model
 from ..state import Control, State
+from ._articulations import articulation_trees
 from ._joint_groups import joint_groups
 from .base import SolverBase, chunked
 
-JOINT_SOLVERS = ("gauss_seidel", "jacobi")
+JOINT_SOLVERS = ("gauss_seidel", "jacobi", "articulation")
 """``SolverXPBD(joint_solver=...)``: how each iteration passes over the joints."""
 JACOBI_JOINT_RELAXATION = (0.7, 0.4)
 """Default (linear, angular) joint relaxation of the Jacobi joint pass; the Gauss-Seidel pass needs none (1.0)."""
@@ -97,20 +98,24 @@ class SolverXPBD(SolverBase):
     constraint rows, derives velocities from the pose change, and then applies the velocity-level
     contact term (restitution). In each iteration the contact rows, routed-cable rows and
     transmission tendons are solved in parallel (Jacobi) and their corrections gathered per body in
-    a fixed order; then the joints (each joint's anchor, orientation and drive, armature or limit
-    rows solved together as one block). With ``joint_solver="gauss_seidel"`` (the default) the joints
-    run one after another within each group of joints linked through moving bodies (an
-    articulation), a thread per group, root to leaves and back in alternate iterations, each seeing
-    the poses the one before it left; ``"jacobi"`` solves every joint in parallel from the same poses
-    and adds their corrections in with the other rows' (relaxation 0.7 linear, 0.4 angular by
-    default). Friction is a position-level row with the multiplier projected onto the Coulomb cone.
-    Runs are bitwise reproducible either way.
+    a fixed order; then the joints. With ``joint_solver="articulation"`` (the default) all joint rows
+    of each articulation (anchors, orientation locks, drives, armature, active limits) are solved
+    together, exactly for the rows linearized at the current poses, by a tree factorization whose
+    cost is linear in the joints (docs/articulations.md): joint forces (``Control.joint_f``) and the
+    other rows' corrections of the articulation's bodies enter that solve as impulses, and contacts
+    weigh their steps by each body's articulated response. ``"gauss_seidel"`` solves one joint's
+    block at a time within each articulation, root to leaves and back in alternate iterations;
+    ``"jacobi"`` solves every joint in parallel from the same poses and adds their corrections in with
+    the other rows' (relaxation 0.7 linear, 0.4 angular by default). Friction is a position-level row
+    with the multiplier projected onto the Coulomb cone. Runs are bitwise reproducible in every mode.
 
-    Gauss-Seidel is the default because it converges where Jacobi does not at 8 iterations: on the
-    MJCF tendon arm (``benchmarks/models/tendon_arm.xml``: hinges with armature 0.01 kg m^2 carrying
-    0.002 kg m^2 links, pulled by tendons) the joint angles stay within 0.028 rad of the converged
-    (128-iteration) answer over 0.5 s, where Jacobi leaves them 1.6 rad off (docs/xpbd.md,
-    "Joint pass").
+    The articulation pass is the default because it keeps imported robots whole under the controls
+    a policy sends on its first day: over dm_control's suite with full-range random controls it is
+    within 2x of MuJoCo's body speeds on every model but dog (where humanoid reached 2.6e7 rad/s
+    with Gauss-Seidel), and one pass leaves a second-order joint residual. It costs more per
+    iteration: on the MJCF tendon arm at 1,024 worlds on the CPU, 16.8k world-steps/s at 8
+    iterations against Gauss-Seidel's 53.9k (docs/benchmarks.md). There its angles stay within
+    0.0007 rad of the converged (128-iteration) answer over 0.5 s (Gauss-Seidel 0.0022, Jacobi 1.6).
 
     References:
         Mueller, Macklin, Chentanez, Jeschke, Kim. Detailed Rigid Body Simulation with Extended
@@ -119,16 +124,17 @@ class SolverXPBD(SolverBase):
         Dynamics. MIG 2016.
 
     Args:
-        joint_solver: ``"gauss_seidel"`` or ``"jacobi"`` (see above).
+        joint_solver: ``"articulation"``, ``"gauss_seidel"`` or ``"jacobi"`` (see above).
         joint_linear_relaxation: the joint anchor and linear coordinate rows' relaxation in (0, 2];
-            default 1.0 for Gauss-Seidel, 0.7 for Jacobi. Also the routed cables' (default 0.7
-            whatever the joint pass).
+            default 1.0 for the articulation and Gauss-Seidel passes, 0.7 for Jacobi. Also the
+            routed cables' (default 0.7 whatever the joint pass).
         joint_angular_relaxation: the joint orientation and angular coordinate rows' relaxation in
-            (0, 2]; default 1.0 for Gauss-Seidel, 0.4 for Jacobi.
+            (0, 2]; default 1.0 for the articulation and Gauss-Seidel passes, 0.4 for Jacobi.
 
     Limitations:
-        Joints act in maximal coordinates; long chains need more iterations or smaller steps. Joint
-        limits are hard. Joint coordinates wrap to (-pi, pi] for revolute joints.
+        Joints act in maximal coordinates. Joint limits are hard. Joint coordinates wrap to
+        (-pi, pi] for revolute joints (a limit reads the turn of the angle nearest its range).
+        Transmission tendons and routed cables still weigh their rows by the bodies' own masses.
 
     Example:
         >>> solver = SolverXPBD(model, iterations=8)
@@ -145,14 +151,14 @@ class SolverXPBD(SolverBase):
         tendon_max_sweeps: int = 256,
         tendon_settle_tol: float = 1.0e-3,
         tendon_activation_tol: float = 2.0e-3,
-        joint_solver: str = "gauss_seidel",
+        joint_solver: str = "articulation",
     ):
         if joint_solver not in JOINT_SOLVERS:
             raise ValueError(f"SolverXPBD: joint_solver must be one of {JOINT_SOLVERS}, got {joint_solver!r}")
         super().__init__(model)
         self.iterations = self._check_iterations(iterations)
         jacobi_lin, jacobi_ang = JACOBI_JOINT_RELAXATION
-        gs = joint_solver == "gauss_seidel"
+        gs = joint_solver != "jacobi"
         explicit_relaxation = joint_linear_relaxation
         if joint_linear_relaxation is None:
             joint_linear_relaxation = 1.0 if gs else jacobi_lin
@@ -177,8 +183,14 @@ class SolverXPBD(SolverBase):
         # The joint pass compiled for the rows this model has (universal joints, row armature).
         self.joint_solver = joint_solver
         self._joint_pass_reversed = 0
+        self._first_iteration = True
+        self._gathers_impulses = False
         variant = (self._has_universal_joints, self._has_row_armature)
         start, order = np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.int32)
+        self._articulated = joint_solver == "articulation"
+        self._response_tree = wp.full(1, -1, dtype=wp.int32, device=self.device)
+        self._body_impulse = wp.zeros(1, dtype=wp.spatial_vector, device=self.device)
+        self._body_response = wp.zeros(1, dtype=wp.spatial_matrix, device=self.device)
         if joint_solver == "jacobi":
             self._solve_joints = joint_kernels.solve_joint_kernel(*variant)
         else:
@@ -186,6 +198,10 @@ class SolverXPBD(SolverBase):
             start, order = joint_groups(
                 model.joint_parent.numpy(), model.joint_child.numpy(), model.body_mass.numpy(), model.body_flags.numpy()
             )
+        if self._articulated:
+            self._init_articulations(variant)
+            # The Gauss-Seidel pass runs after the trees only over their loop joints.
+            start, order = self._loop_start, self._loop_joint
         self._joint_group_count = len(start) - 1
         self._joint_group_start = wp.array(start, dtype=wp.int32, device=self.device)
         self._joint_group_joint = wp.array(order if len(order) else [0], dtype=wp.int32, device=self.device)
@@ -196,13 +212,56 @@ class SolverXPBD(SolverBase):
         # Transmission tendons and couplings run in parallel (Jacobi): bodies they share are split.
         self._init_transmission_split()
         self._joint_lambda = wp.zeros(m.joint_dof_count, dtype=float, device=dev)
+        # The articulation pass's limit multipliers (a limit holds while its multiplier pushes).
+        self._limit_lambda = wp.zeros(max(m.joint_dof_count, 1), dtype=float, device=dev)
         self._contact_lambda_n = wp.zeros(m.contact_capacity, dtype=float, device=dev)
         self._contact_lambda_t = wp.zeros(m.contact_capacity, dtype=float, device=dev)
         self._default_control = Control(m)
         self._load_step_modules()
 
+    def _init_articulations(self, variant: tuple[bool, bool]):
+        """Trees of the articulation pass (``solvers._articulations``) and its per-node scratch."""
+        m = self.model
+        dev = self.device
+        trees = articulation_trees(
+            m.joint_parent.numpy(),
+            m.joint_child.numpy(),
+            m.joint_type.numpy(),
+            m.body_mass.numpy(),
+            m.body_flags.numpy(),
+        )
+        self._solve_trees = joint_kernels.solve_articulation_kernel(*variant)
+        self._tree_group_count = len(trees["node_start"]) - 1
+        self._tree_arrays = [
+            wp.array(trees[k] if len(trees[k]) else np.zeros(1, np.int32), dtype=wp.int32, device=dev)
+            for k in ("node_start", "node_kind", "node_index", "node_parent", "node_pbody", "node_cbody")
+        ]
+        nodes = max(len(trees["node_kind"]), 1)
+        self._node_d = wp.zeros(nodes, dtype=joint_kernels.mat66d, device=dev)
+        self._node_e = wp.zeros(nodes, dtype=joint_kernels.mat66d, device=dev)
+        self._node_y = wp.zeros(nodes, dtype=joint_kernels.vec6d, device=dev)
+        self._node_drive = wp.zeros(nodes, dtype=wp.int32, device=dev)
+        # Generalized joint forces go into the tree solve, not the prediction (``_predict_bodies``).
+        self._wants_response = m.contact_capacity > 0
+        self._joint_wrench = wp.zeros(max(2 * m.joint_count, 1), dtype=wp.spatial_vector, device=dev)
+        # Each tree body's articulated response, for the contact rows (``contacts.side_inv_mass``).
+        tree = np.full(max(m.body_count, 1), -1, dtype=np.int32)
+        starts = trees["node_start"]
+        node_group = np.repeat(np.arange(len(starts) - 1, dtype=np.int32), np.diff(starts))
+        is_body = trees["node_kind"] == 0
+        tree[trees["node_index"][is_body]] = node_group[is_body]
+        self._response_tree = wp.array(tree, dtype=wp.int32, device=dev)
+        # The other rows' corrections of tree bodies, as impulses the tree pass applies.
+        self._body_impulse = wp.zeros(max(m.body_count, 1), dtype=wp.spatial_vector, device=dev)
+        self._body_response = wp.zeros(max(m.body_count, 1), dtype=wp.spatial_matrix, device=dev)
+        self._loop_start = trees["loop_start"]
+        self._loop_joint = trees["loop_joint"]
+        self._has_loop_joints = len(self._loop_joint) > 0
+
     def _solver_step_kernels(self) -> tuple[list, list]:
         own = [self._solve_joints] if self.model.joint_count else []
+        if self.model.joint_count and self._articulated:
+            own = [self._solve_trees] + (own if self._has_loop_joints else [])
         return ([cable_kernels.solve_tendons] if self.model.tendon_count else []), own
 
     # ------------------------------------------------------------------------------------------
@@ -223,6 +282,7 @@ class SolverXPBD(SolverBase):
                 self._mark_last_tendon_iteration()
             # Gauss-Seidel joint passes alternate direction (root to leaves, then back).
             self._joint_pass_reversed = it % 2
+            self._first_iteration = it == 0
             self._solve_positions(state_in, state_out, control, contacts, dt)
         self._update_velocities(state_in, state_out, dt)
         if contacts is not None and self.model.contact_capacity:
@@ -237,6 +297,8 @@ class SolverXPBD(SolverBase):
         m = self.model
         if m.joint_count:
             self._joint_lambda.zero_()
+            if self._articulated:
+                self._limit_lambda.zero_()
         if m.contact_capacity:
             self._contact_lambda_n.zero_()
             self._contact_lambda_t.zero_()
@@ -257,7 +319,7 @@ class SolverXPBD(SolverBase):
         self, state_in: State, state_out: State, control: Control, contacts: Contacts | None, dt: float
     ):
         m = self.model
-        gauss_seidel = m.joint_count and self.joint_solver == "gauss_seidel"
+        gauss_seidel = m.joint_count and not self._jacobi_joints  # or the articulation pass
         if m.joint_count and not gauss_seidel:
             self._launch_joint_pass(m.joint_count, control, dt, state_out)
         has_contacts = contacts is not None and m.contact_capacity > 0
@@ -269,11 +331,20 @@ class SolverXPBD(SolverBase):
                     self._bodies,
                     self._summed_slot_count,
                     self.rigid_contact_relaxation,
+                    # The articulated responses the last articulation pass left (none before the first).
+                    0 if self._first_iteration or not self._articulated else 1,
                     contacts.data(),
                     state_in.body_q,
                     state_out.body_q,
                 ],
-                outputs=[self._contact_lambda_n, self._contact_lambda_t, self._slot_delta, self._slot_weight],
+                outputs=[
+                    self._contact_lambda_n,
+                    self._contact_lambda_t,
+                    self._slot_delta,
+                    self._slot_weight,
+                    self._response_tree,
+                    self._body_response,
+                ],
                 device=self.device,
             )
         if m.tendon_count:
@@ -308,19 +379,62 @@ class SolverXPBD(SolverBase):
             self._slot_delta,
         )
         # The Gauss-Seidel joint pass moves its bodies itself: the gather is for the other rows.
-        if (m.joint_count and not gauss_seidel) or has_contacts or m.tendon_count or m.transmission_count:
+        gather = (m.joint_count and not gauss_seidel) or has_contacts or m.tendon_count or m.transmission_count
+        self._gathers_impulses = bool(gather) and self._articulated
+        if gather:
             wp.launch(
                 rigid_kernels.apply_slot_pose_deltas,
                 dim=m.body_count,
                 inputs=[self._bodies, self._summed_slot_count, state_out.body_q, self._slot_delta, self._slot_weight],
-                outputs=[self._body_delta],
+                outputs=[self._body_delta, self._response_tree, self._body_impulse],
                 device=self.device,
             )
         if gauss_seidel:
             # Last, on the poses the other rows left: an iteration ends with the joints (and their
             # armature, the coordinates' own inertia) met, so a row that moved a light link too far,
             # weighed against the link's own mass, is pulled back within the iteration.
+            if self._articulated:
+                self._launch_articulation_pass(control, dt, state_out)
+                if not self._has_loop_joints:
+                    return
             self._launch_joint_pass(chunked(self._joint_group_count, self._chunk), control, dt, state_out)
+
+    def _launch_articulation_pass(self, control: Control, dt: float, state_out: State):
+        wp.launch(
+            self._solve_trees,
+            dim=chunked(self._tree_group_count, self._chunk),
+            inputs=[
+                self._bodies,
+                self._joints,
+                self.joint_linear_relaxation,
+                self.joint_angular_relaxation,
+                dt,
+                *self._tree_arrays,
+                self._tree_group_count,
+                self._chunk,
+                1 if self._first_iteration else 0,
+                1 if self._gathers_impulses else 0,
+                1 if self._wants_response else 0,
+                control.joint_target_pos,
+                control.joint_target_vel,
+                self._joint_q_prev,
+                self._joint_qd_prev,
+                state_out.body_q,
+                self._joint_wrench,
+                self._body_impulse,
+            ],
+            outputs=[
+                self._joint_lambda,
+                self._body_delta,
+                self._node_d,
+                self._node_e,
+                self._node_y,
+                self._node_drive,
+                self._body_response,
+                self._limit_lambda,
+            ],
+            device=self.device,
+        )
 
     def _launch_joint_pass(self, dim: int, control: Control, dt: float, state_out: State):
         wp.launch(

@@ -28,6 +28,12 @@ Files:
   block helpers).
 """
 
+from newton_tendon.kernels.joints.articulation import (
+    ARTICULATION_MODULE,
+    mat66d,
+    solve_articulation_kernel,
+    vec6d,
+)
 from newton_tendon.kernels.joints.coordinates import (
     anchor_velocities,
     compute_joint_wrenches,
@@ -54,6 +60,10 @@ from newton_tendon.kernels.joints.xpbd_rows import (
 )
 
 __all__ = [
+    "ARTICULATION_MODULE",
+    "mat66d",
+    "solve_articulation_kernel",
+    "vec6d",
     "GROUPS_MODULE",
     "VARIANT_MODULE",
     "BodyPair",
