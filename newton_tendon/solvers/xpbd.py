@@ -241,6 +241,10 @@ class SolverXPBD(SolverBase):
         self._node_e = wp.zeros(nodes, dtype=joint_kernels.mat66d, device=dev)
         self._node_y = wp.zeros(nodes, dtype=joint_kernels.vec6d, device=dev)
         self._node_drive = wp.zeros(nodes, dtype=wp.int32, device=dev)
+        # The factorization the iterations of a step reuse: factors, Z blocks and row patterns.
+        self._node_l = wp.zeros(nodes, dtype=joint_kernels.mat66d, device=dev)
+        self._node_z = wp.zeros(nodes, dtype=joint_kernels.mat66d, device=dev)
+        self._node_mask = wp.zeros(nodes, dtype=wp.int32, device=dev)
         # Generalized joint forces go into the tree solve, not the prediction (``_predict_bodies``).
         self._wants_response = m.contact_capacity > 0
         self._joint_wrench = wp.zeros(max(2 * m.joint_count, 1), dtype=wp.spatial_vector, device=dev)
@@ -432,6 +436,9 @@ class SolverXPBD(SolverBase):
                 self._node_drive,
                 self._body_response,
                 self._limit_lambda,
+                self._node_l,
+                self._node_z,
+                self._node_mask,
             ],
             device=self.device,
         )

@@ -45,7 +45,6 @@ mat66d = wp.types.matrix(shape=(6, 6), dtype=wp.float64)
 vec6d = wp.types.vector(length=6, dtype=wp.float64)
 vec6i = wp.types.vector(length=6, dtype=wp.int32)
 
-IDENTITY6 = wp.constant(mat66d(*[1.0 if i == k else 0.0 for i in range(6) for k in range(6)]))
 NODE_BODY = wp.constant(0)
 NODE_JOINT = wp.constant(1)
 
@@ -106,18 +105,6 @@ def factor_solve6(el: mat66d, sign: wp.float64, y: vec6d):
                 acc = acc - el[m, i] * v[m]
         v[i] = acc / el[i, i]
     return v
-
-
-@wp.func
-def definite_solve6(d: mat66d, sign: wp.float64, e: mat66d, y: vec6d):
-    """``(D^-1 E, D^-1 y)`` for a definite 6x6 block D (``definite_factor6``)."""
-    el = definite_factor6(d, sign)
-    zm = mat66d()
-    for c in range(6):
-        col = factor_solve6(el, sign, vec6d(e[0, c], e[1, c], e[2, c], e[3, c], e[4, c], e[5, c]))
-        for i in range(6):
-            zm[i, c] = col[i]
-    return zm, factor_solve6(el, sign, y)
 
 
 ROW_DRIVE = wp.constant(1)
@@ -286,292 +273,331 @@ def _make_articulation_pass(universal: bool, armature: bool):
         node_drive: wp.array(dtype=wp.int32),
         body_response: wp.array(dtype=wp.spatial_matrix),
         limit_lambda: wp.array(dtype=float),
+        node_l: wp.array(dtype=mat66d),
+        node_z: wp.array(dtype=mat66d),
+        node_mask: wp.array(dtype=wp.int32),
     ):
         """One iteration's articulation solve for ``chunk`` groups (see the module docstring)."""
         tid = wp.tid()
         g0 = tid * chunk
         g1 = wp.min(g0 + chunk, group_count)
-        n_first = node_start[g0]
-        n_last = node_start[g1]
-        dt2 = wp.float64(dt) * wp.float64(dt)
-        # 1. Body nodes: mass blocks, the joint forces' impulses; E of bodies is set by their joints.
-        for n in range(n_first, n_last):
-            if node_kind[n] == NODE_BODY:
-                b = node_index[n]
-                node_d[n] = body_mass_block(bodies, b, body_q[b])
-                y = vec6d()
-                if apply_forces != 0:
-                    for si in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
-                        slot = bodies.slot[si]
-                        if slot < 2 * joints.parent.shape[0]:
-                            w = joint_wrench[slot]
-                            for k in range(6):
-                                y[k] = y[k] + wp.float64(w[k]) * dt2
-                if apply_impulses != 0:
-                    imp = body_impulse[b]
-                    for k in range(6):
-                        y[k] = y[k] + wp.float64(imp[k])
-                node_y[n] = y
-                node_e[n] = mat66d()
-        # 2. Joint nodes: rows linearized at the current poses.
-        for n in range(n_first, n_last):
-            if node_kind[n] != NODE_JOINT:
-                continue
-            j = node_index[n]
-            jt = joints.type[j]
-            p = joints.parent[j]
-            c = joints.child[j]
-            q_p = parent_pose(body_q, p)
-            q_c = body_q[c]
-            ds = joints.qd_start[j]
-            qs = joints.q_start[j]
-            dim = joints.dof_dim[j]
-            n_lin = dim[0]
-            n_ang = dim[1]
-            has_coord = jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC or jt == JOINT_D6
-            X_wp = q_p * joints.X_p[j]
-            X_wc = q_c * joints.X_c[j]
-            rot_p = wp.transform_get_rotation(X_wp)
-            rot_c = wp.transform_get_rotation(X_wc)
-            x_p = wp.transform_get_translation(X_wp)
-            x_c = wp.transform_get_translation(X_wc)
-            d = x_c - x_p
-            # Rows: active (1) or not, the right-hand side C + alpha~ lambda, and alpha~.
-            active = vec6i()
-            rhs = vec6d()
-            alpha = vec6d()
-            drive = int(0)
-            # Linear rows: the joint's axes (coordinates: free, a drive or a violated limit), then
-            # the basis completed across them (the anchor lock, hard).
-            lin_axes = wp.mat33(0.0)
-            along = wp.vec3(0.0)
-            for k in range(n_lin):
-                a_w = wp.quat_rotate(rot_p, joints.axis[ds + k])
-                lin_axes[k] = a_w
-                along = along + a_w * wp.dot(d, a_w)
-            lin_rows = complete_basis(lin_axes, n_lin)
-            for k in range(3):
-                if k >= n_lin:
-                    active[k] = 1
-                    rhs[k] = wp.float64(wp.dot(d, lin_rows[k]))
-                elif has_coord:
-                    arm = float(0.0)
-                    qd_n = float(0.0)
-                    if wp.static(armature):
-                        arm = joints.armature[ds + k]
-                        qd_n = joint_qd_prev[ds + k]
-                    mode, r, al, kind = tree_coordinate_row(
-                        wp.dot(d, lin_axes[k]),
-                        joints.limit_lower[ds + k],
-                        joints.limit_upper[ds + k],
-                        joints.target_ke[ds + k],
-                        joints.target_kd[ds + k],
-                        arm,
-                        dt,
-                        joint_q_prev[qs + k],
-                        qd_n,
-                        joint_target_pos[ds + k],
-                        joint_target_vel[ds + k],
-                        joint_lambda[ds + k],
-                        limit_lambda[ds + k],
-                        False,
-                    )
-                    if mode == 2:
-                        active[k] = 1
-                        rhs[k] = wp.float64(r)
-                        alpha[k] = wp.float64(al)
-                        drive = drive | row_bits(kind, k)
-            # Angular rows: none free (fixed, prismatic): the world axes on the rotation vector;
-            # a hinge: its axis (the coordinate) and two across it (the swing lock); a universal
-            # joint: its two coordinates' gradients and the lock's (``universal_axes``); a ball: none.
-            ang_rows = wp.mat33(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
-            ang_q = wp.vec3(0.0)
-            if n_ang == 0:
-                err = quat_to_rotation_vector(rot_c * wp.quat_inverse(rot_p))
+        # One group (the trees of one articulation) after another: the decisions below (refactoring,
+        # the trust region) are each group's own, so a world's result never depends on another's.
+        for g in range(g0, g1):
+            n_first = node_start[g]
+            n_last = node_start[g + 1]
+            dt2 = wp.float64(dt) * wp.float64(dt)
+            # 1. Body nodes: mass blocks, the joint forces' impulses; E of bodies is set by their joints.
+            for n in range(n_first, n_last):
+                if node_kind[n] == NODE_BODY:
+                    b = node_index[n]
+                    node_d[n] = body_mass_block(bodies, b, body_q[b])
+                    y = vec6d()
+                    if apply_forces != 0:
+                        for si in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
+                            slot = bodies.slot[si]
+                            if slot < 2 * joints.parent.shape[0]:
+                                w = joint_wrench[slot]
+                                for k in range(6):
+                                    y[k] = y[k] + wp.float64(w[k]) * dt2
+                    if apply_impulses != 0:
+                        imp = body_impulse[b]
+                        for k in range(6):
+                            y[k] = y[k] + wp.float64(imp[k])
+                    node_y[n] = y
+                    node_e[n] = mat66d()
+            # 2. Joint nodes: rows linearized at the current poses.
+            changed = int(0)
+            for n in range(n_first, n_last):
+                if node_kind[n] != NODE_JOINT:
+                    continue
+                j = node_index[n]
+                jt = joints.type[j]
+                p = joints.parent[j]
+                c = joints.child[j]
+                q_p = parent_pose(body_q, p)
+                q_c = body_q[c]
+                ds = joints.qd_start[j]
+                qs = joints.q_start[j]
+                dim = joints.dof_dim[j]
+                n_lin = dim[0]
+                n_ang = dim[1]
+                has_coord = jt == JOINT_REVOLUTE or jt == JOINT_PRISMATIC or jt == JOINT_D6
+                X_wp = q_p * joints.X_p[j]
+                X_wc = q_c * joints.X_c[j]
+                rot_p = wp.transform_get_rotation(X_wp)
+                rot_c = wp.transform_get_rotation(X_wc)
+                x_p = wp.transform_get_translation(X_wp)
+                x_c = wp.transform_get_translation(X_wc)
+                d = x_c - x_p
+                # Rows: active (1) or not, the right-hand side C + alpha~ lambda, and alpha~.
+                active = vec6i()
+                rhs = vec6d()
+                alpha = vec6d()
+                drive = int(0)
+                # Linear rows: the joint's axes (coordinates: free, a drive or a violated limit), then
+                # the basis completed across them (the anchor lock, hard).
+                lin_axes = wp.mat33(0.0)
+                along = wp.vec3(0.0)
+                for k in range(n_lin):
+                    a_w = wp.quat_rotate(rot_p, joints.axis[ds + k])
+                    lin_axes[k] = a_w
+                    along = along + a_w * wp.dot(d, a_w)
+                lin_rows = complete_basis(lin_axes, n_lin)
                 for k in range(3):
-                    active[3 + k] = 1
-                    rhs[3 + k] = wp.float64(err[k])
-            elif n_ang == 1:
-                axis = joints.axis[ds + n_lin]
-                a_p = wp.quat_rotate(rot_p, axis)
-                basis = wp.mat33(0.0)
-                basis[0] = a_p
-                ang_rows = complete_basis(basis, 1)
-                a_c = wp.quat_rotate(rot_c, axis)
-                sw = wp.cross(a_p, a_c)
-                sn = wp.length(sw)
-                swing = wp.vec3(0.0)
-                if sn > 1.0e-9:
-                    swing = sw * (wp.atan2(sn, wp.dot(a_c, a_p)) / sn)
-                for k in range(1, 3):
-                    active[3 + k] = 1
-                    rhs[3 + k] = wp.float64(wp.dot(swing, ang_rows[k]))
-                ang_q[0] = twist_angle(wp.quat_inverse(rot_p) * rot_c, axis)
-            elif n_ang == 2:
-                if wp.static(universal):
-                    ang, u, nrm = d6_universal_axes(rot_p, wp.quat_inverse(rot_p) * rot_c, joints, ds + n_lin)
-                    ang_rows = wp.transpose(u)
-                    active[5] = 1
-                    rhs[5] = wp.float64(ang[2])
-                    ang_q[0] = ang[0]
-                    ang_q[1] = ang[1]
-            if has_coord and (n_ang == 1 or n_ang == 2):
-                for k in range(n_ang):
-                    dk = ds + n_lin + k
-                    arm = float(0.0)
-                    qd_n = float(0.0)
-                    if wp.static(armature):
-                        arm = joints.armature[dk]
-                        qd_n = joint_qd_prev[dk]
-                    mode, r, al, kind = tree_coordinate_row(
-                        ang_q[k],
-                        joints.limit_lower[dk],
-                        joints.limit_upper[dk],
-                        joints.target_ke[dk],
-                        joints.target_kd[dk],
-                        arm,
-                        dt,
-                        joint_q_prev[qs + n_lin + k],
-                        qd_n,
-                        joint_target_pos[dk],
-                        joint_target_vel[dk],
-                        joint_lambda[dk],
-                        limit_lambda[dk],
-                        True,
-                    )
-                    if mode == 2:
+                    if k >= n_lin:
+                        active[k] = 1
+                        rhs[k] = wp.float64(wp.dot(d, lin_rows[k]))
+                    elif has_coord:
+                        arm = float(0.0)
+                        qd_n = float(0.0)
+                        if wp.static(armature):
+                            arm = joints.armature[ds + k]
+                            qd_n = joint_qd_prev[ds + k]
+                        mode, r, al, kind = tree_coordinate_row(
+                            wp.dot(d, lin_axes[k]),
+                            joints.limit_lower[ds + k],
+                            joints.limit_upper[ds + k],
+                            joints.target_ke[ds + k],
+                            joints.target_kd[ds + k],
+                            arm,
+                            dt,
+                            joint_q_prev[qs + k],
+                            qd_n,
+                            joint_target_pos[ds + k],
+                            joint_target_vel[ds + k],
+                            joint_lambda[ds + k],
+                            limit_lambda[ds + k],
+                            False,
+                        )
+                        if mode == 2:
+                            active[k] = 1
+                            rhs[k] = wp.float64(r)
+                            alpha[k] = wp.float64(al)
+                            drive = drive | row_bits(kind, k)
+                # Angular rows: none free (fixed, prismatic): the world axes on the rotation vector;
+                # a hinge: its axis (the coordinate) and two across it (the swing lock); a universal
+                # joint: its two coordinates' gradients and the lock's (``universal_axes``); a ball: none.
+                ang_rows = wp.mat33(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+                ang_q = wp.vec3(0.0)
+                if n_ang == 0:
+                    err = quat_to_rotation_vector(rot_c * wp.quat_inverse(rot_p))
+                    for k in range(3):
                         active[3 + k] = 1
-                        rhs[3 + k] = wp.float64(r)
-                        alpha[3 + k] = wp.float64(al)
-                        drive = drive | row_bits(kind, 3 + k)
-            moving_p = is_moving_body(bodies, p)
-            moving_c = is_moving_body(bodies, c)
-            if joints.enabled[j] == 0 or not (moving_p or moving_c):
+                        rhs[3 + k] = wp.float64(err[k])
+                elif n_ang == 1:
+                    axis = joints.axis[ds + n_lin]
+                    a_p = wp.quat_rotate(rot_p, axis)
+                    basis = wp.mat33(0.0)
+                    basis[0] = a_p
+                    ang_rows = complete_basis(basis, 1)
+                    a_c = wp.quat_rotate(rot_c, axis)
+                    sw = wp.cross(a_p, a_c)
+                    sn = wp.length(sw)
+                    swing = wp.vec3(0.0)
+                    if sn > 1.0e-9:
+                        swing = sw * (wp.atan2(sn, wp.dot(a_c, a_p)) / sn)
+                    for k in range(1, 3):
+                        active[3 + k] = 1
+                        rhs[3 + k] = wp.float64(wp.dot(swing, ang_rows[k]))
+                    ang_q[0] = twist_angle(wp.quat_inverse(rot_p) * rot_c, axis)
+                elif n_ang == 2:
+                    if wp.static(universal):
+                        ang, u, nrm = d6_universal_axes(rot_p, wp.quat_inverse(rot_p) * rot_c, joints, ds + n_lin)
+                        ang_rows = wp.transpose(u)
+                        active[5] = 1
+                        rhs[5] = wp.float64(ang[2])
+                        ang_q[0] = ang[0]
+                        ang_q[1] = ang[1]
+                if has_coord and (n_ang == 1 or n_ang == 2):
+                    for k in range(n_ang):
+                        dk = ds + n_lin + k
+                        arm = float(0.0)
+                        qd_n = float(0.0)
+                        if wp.static(armature):
+                            arm = joints.armature[dk]
+                            qd_n = joint_qd_prev[dk]
+                        mode, r, al, kind = tree_coordinate_row(
+                            ang_q[k],
+                            joints.limit_lower[dk],
+                            joints.limit_upper[dk],
+                            joints.target_ke[dk],
+                            joints.target_kd[dk],
+                            arm,
+                            dt,
+                            joint_q_prev[qs + n_lin + k],
+                            qd_n,
+                            joint_target_pos[dk],
+                            joint_target_vel[dk],
+                            joint_lambda[dk],
+                            limit_lambda[dk],
+                            True,
+                        )
+                        if mode == 2:
+                            active[3 + k] = 1
+                            rhs[3 + k] = wp.float64(r)
+                            alpha[3 + k] = wp.float64(al)
+                            drive = drive | row_bits(kind, 3 + k)
+                moving_p = is_moving_body(bodies, p)
+                moving_c = is_moving_body(bodies, c)
+                if joints.enabled[j] == 0 or not (moving_p or moving_c):
+                    for k in range(6):
+                        active[k] = 0
+                # Inactive rows: zero in J, 1 on the diagonal, 0 on the right: their multiplier is 0.
+                dj = mat66d()
+                yj = vec6d()
                 for k in range(6):
-                    active[k] = 0
-            # Inactive rows: zero in J, 1 on the diagonal, 0 on the right: their multiplier is 0.
-            dj = mat66d()
-            yj = vec6d()
-            for k in range(6):
-                relax = wp.float64(linear_relaxation)
-                if k >= 3:
-                    relax = wp.float64(angular_relaxation)
-                if active[k] != 0:
-                    dj[k, k] = -alpha[k]
-                    yj[k] = relax * rhs[k]  # -b = relax (C + alpha~ lambda)
-                else:
-                    dj[k, k] = wp.float64(-1.0)
-                    if k < 3:
-                        lin_rows[k] = wp.vec3(0.0)
+                    relax = wp.float64(linear_relaxation)
+                    if k >= 3:
+                        relax = wp.float64(angular_relaxation)
+                    if active[k] != 0:
+                        dj[k, k] = -alpha[k]
+                        yj[k] = relax * rhs[k]  # -b = relax (C + alpha~ lambda)
                     else:
-                        ang_rows[k - 3] = wp.vec3(0.0)
-            node_d[n] = dj
-            node_y[n] = yj
-            node_e[n] = mat66d()
-            node_drive[n] = drive
-            # Blocks on the two bodies (E = -J on the joint's side, -J^T on a body's), the parent's
-            # arm reaching the point of its axis the child anchor is at (a slider's rows turn with it).
-            r_c = x_c - wp.transform_point(q_c, bodies.com[c])
-            nc = node_cbody[n]
-            np_ = node_pbody[n]
-            t = node_parent[n]
-            if nc >= 0 and moving_c:
-                jc = body_block(lin_rows, ang_rows, r_c, wp.float64(1.0))
-                if t == nc:
-                    node_e[n] = -jc
+                        dj[k, k] = wp.float64(-1.0)
+                        if k < 3:
+                            lin_rows[k] = wp.vec3(0.0)
+                        else:
+                            ang_rows[k - 3] = wp.vec3(0.0)
+                node_d[n] = dj
+                node_y[n] = yj
+                node_e[n] = mat66d()
+                node_drive[n] = drive
+                # The rows' pattern: which are active, of which kind, on which moving bodies. Where it
+                # changed since the last factorization, the factorization is redone (step 3).
+                mask = drive << 6
+                for k in range(6):
+                    if active[k] != 0:
+                        mask = mask | (1 << k)
+                if moving_p:
+                    mask = mask | (1 << 24)
+                if moving_c:
+                    mask = mask | (1 << 25)
+                if mask != node_mask[n]:
+                    changed = 1
+                    node_mask[n] = mask
+                # Blocks on the two bodies (E = -J on the joint's side, -J^T on a body's), the parent's
+                # arm reaching the point of its axis the child anchor is at (a slider's rows turn with it).
+                r_c = x_c - wp.transform_point(q_c, bodies.com[c])
+                nc = node_cbody[n]
+                np_ = node_pbody[n]
+                t = node_parent[n]
+                if nc >= 0 and moving_c:
+                    jc = body_block(lin_rows, ang_rows, r_c, wp.float64(1.0))
+                    if t == nc:
+                        node_e[n] = -jc
+                    else:
+                        node_e[nc] = -wp.transpose(jc)
+                if np_ >= 0 and moving_p:
+                    r_p = x_p + along - wp.transform_point(q_p, bodies.com[p])
+                    jp = body_block(lin_rows, ang_rows, r_p, wp.float64(-1.0))
+                    if t == np_:
+                        node_e[n] = -jp
+                    else:
+                        node_e[np_] = -wp.transpose(jp)
+            # 3. Eliminate leaves first. The first iteration of a step, and any iteration whose row
+            # pattern changed (a limit caught or let go), factors the matrix at the current poses and
+            # keeps each node's factor L_n (of +-D_n) and Z_n = D_n^-1 E_n; the other iterations reuse
+            # them (the chord method: the rows' right-hand sides are current, the matrix is the one at
+            # the factorization, a few milliradians of rotation apart within a step), which costs a
+            # triangular solve and two 6x6 products per node instead of a factorization.
+            refactor = apply_forces != 0 or changed != 0
+            for n in range(n_first, n_last):
+                sign = wp.float64(1.0)
+                if node_kind[n] == NODE_JOINT:
+                    sign = wp.float64(-1.0)
+                t = node_parent[n]
+                y_n = node_y[n]
+                if refactor:
+                    e = node_e[n]
+                    el = definite_factor6(node_d[n], sign)
+                    z_m = mat66d()
+                    for col in range(6):
+                        v = factor_solve6(
+                            el, sign, vec6d(e[0, col], e[1, col], e[2, col], e[3, col], e[4, col], e[5, col])
+                        )
+                        for i in range(6):
+                            z_m[i, col] = v[i]
+                    node_l[n] = el
+                    node_z[n] = z_m
+                    if response != 0:
+                        d_inv = mat66d()
+                        for col in range(6):
+                            unit = vec6d()
+                            unit[col] = wp.float64(1.0)
+                            v = factor_solve6(el, sign, unit)
+                            for i in range(6):
+                                d_inv[i, col] = v[i]
+                        node_d[n] = d_inv
+                    if t >= 0:
+                        node_d[t] = node_d[t] - wp.transpose(e) * z_m
+                z_y = factor_solve6(node_l[n], sign, y_n)
+                if t >= 0:
+                    # E_n^T D_n^-1 y_n = Z_n^T y_n (D_n symmetric).
+                    node_y[t] = node_y[t] - wp.transpose(node_z[n]) * y_n
+                node_y[n] = z_y
+            # 4. Back substitution, roots first (reverse order): x_n = z_n - Z_n x_t. After a
+            # factorization with ``response``, also the diagonal blocks of the inverse,
+            # S_n = D_n^-1 + Z_n S_t Z_n^T (S_root = D_root^-1): a body's S is its pose change per unit
+            # wrench on it with every joint row of its tree held, the articulated response the contact
+            # rows weigh their impulses with.
+            inverse = refactor and response != 0
+            for i in range(n_last - n_first):
+                n = n_last - 1 - i
+                t = node_parent[n]
+                if t >= 0:
+                    z_m = node_z[n]
+                    node_y[n] = node_y[n] - z_m * node_y[t]
+                    if inverse:
+                        node_d[n] = node_d[n] + z_m * node_d[t] * wp.transpose(z_m)
+                if inverse and node_kind[n] == NODE_BODY:
+                    b = node_index[n]
+                    s_n = node_d[n]
+                    out = wp.spatial_matrix()
+                    if is_moving_body(bodies, b):
+                        for ri in range(6):
+                            for ki in range(6):
+                                out[ri, ki] = float(s_n[ri, ki])
+                    body_response[b] = out
+            # 5. Apply, within the trust region: bodies move, drives keep their multipliers.
+            largest = wp.float64(0.0)
+            for n in range(n_first, n_last):
+                if node_kind[n] == NODE_BODY:
+                    x = node_y[n]
+                    largest = wp.max(largest, x[3] * x[3] + x[4] * x[4] + x[5] * x[5])
+            scale = wp.float64(1.0)
+            if largest > wp.float64(TRUST_ROTATION * TRUST_ROTATION):
+                scale = wp.float64(TRUST_ROTATION) / wp.sqrt(largest)
+            for n in range(n_first, n_last):
+                x = node_y[n] * scale
+                if node_kind[n] == NODE_BODY:
+                    b = node_index[n]
+                    move_body(
+                        bodies,
+                        b,
+                        wp.spatial_vector(float(x[0]), float(x[1]), float(x[2]), float(x[3]), float(x[4]), float(x[5])),
+                        body_q,
+                        body_delta,
+                    )
                 else:
-                    node_e[nc] = -wp.transpose(jc)
-            if np_ >= 0 and moving_p:
-                r_p = x_p + along - wp.transform_point(q_p, bodies.com[p])
-                jp = body_block(lin_rows, ang_rows, r_p, wp.float64(-1.0))
-                if t == np_:
-                    node_e[n] = -jp
-                else:
-                    node_e[np_] = -wp.transpose(jp)
-        # 3. Eliminate leaves first. D_n^-1 replaces D_n (the response recursion below needs it).
-        for n in range(n_first, n_last):
-            sign = wp.float64(1.0)
-            if node_kind[n] == NODE_JOINT:
-                sign = wp.float64(-1.0)
-            e = node_e[n]
-            z_m = mat66d()
-            z_y = vec6d()
-            if response != 0:
-                d_inv, z_y0 = definite_solve6(node_d[n], sign, IDENTITY6, node_y[n])
-                z_m = d_inv * e
-                z_y = z_y0
-                node_d[n] = d_inv
-            else:
-                z_m0, z_y1 = definite_solve6(node_d[n], sign, e, node_y[n])
-                z_m = z_m0
-                z_y = z_y1
-            node_e[n] = z_m  # E_n is not needed again; Z_n = D_n^-1 E_n is
-            t = node_parent[n]
-            if t >= 0:
-                e_t = wp.transpose(e)
-                node_d[t] = node_d[t] - e_t * z_m
-                node_y[t] = node_y[t] - e_t * z_y
-            node_y[n] = z_y
-        # 4. Back substitution, roots first (reverse order): x_n = z_n - Z_n x_t. With ``response``,
-        # also the diagonal blocks of the inverse, S_n = D_n^-1 + Z_n S_t Z_n^T (S_root = D_root^-1):
-        # a body's S is its pose change per unit wrench on it with every joint row of its tree held,
-        # the articulated response the contact rows weigh their impulses with.
-        for i in range(n_last - n_first):
-            n = n_last - 1 - i
-            t = node_parent[n]
-            if t >= 0:
-                z_m = node_e[n]
-                node_y[n] = node_y[n] - z_m * node_y[t]
-                if response != 0:
-                    node_d[n] = node_d[n] + z_m * node_d[t] * wp.transpose(z_m)
-            if response != 0 and node_kind[n] == NODE_BODY:
-                b = node_index[n]
-                s_n = node_d[n]
-                out = wp.spatial_matrix()
-                if is_moving_body(bodies, b):
-                    for ri in range(6):
-                        for ki in range(6):
-                            out[ri, ki] = float(s_n[ri, ki])
-                body_response[b] = out
-        # 5. Apply, within the trust region: bodies move, drives keep their multipliers.
-        largest = wp.float64(0.0)
-        for n in range(n_first, n_last):
-            if node_kind[n] == NODE_BODY:
-                x = node_y[n]
-                largest = wp.max(largest, x[3] * x[3] + x[4] * x[4] + x[5] * x[5])
-        scale = wp.float64(1.0)
-        if largest > wp.float64(TRUST_ROTATION * TRUST_ROTATION):
-            scale = wp.float64(TRUST_ROTATION) / wp.sqrt(largest)
-        for n in range(n_first, n_last):
-            x = node_y[n] * scale
-            if node_kind[n] == NODE_BODY:
-                b = node_index[n]
-                move_body(
-                    bodies,
-                    b,
-                    wp.spatial_vector(float(x[0]), float(x[1]), float(x[2]), float(x[3]), float(x[4]), float(x[5])),
-                    body_q,
-                    body_delta,
-                )
-            else:
-                bits = node_drive[n]
-                if bits != 0:
-                    j = node_index[n]
-                    ds = joints.qd_start[j]
-                    dim = joints.dof_dim[j]
-                    for ri in range(6):
-                        dof = ds + ri
-                        if ri >= 3:
-                            dof = ds + dim[0] + ri - 3
-                        if (bits & (1 << ri)) != 0:
-                            joint_lambda[dof] = joint_lambda[dof] + float(x[ri])
-                        if (bits & (1 << (6 + ri))) != 0:
-                            # A limit keeps its multiplier while it pushes, and lets go when it would pull.
-                            lam = limit_lambda[dof] + float(x[ri])
-                            if (bits & (1 << (12 + ri))) != 0:
-                                limit_lambda[dof] = wp.min(lam, 0.0)
-                            else:
-                                limit_lambda[dof] = wp.max(lam, 0.0)
+                    bits = node_drive[n]
+                    if bits != 0:
+                        j = node_index[n]
+                        ds = joints.qd_start[j]
+                        dim = joints.dof_dim[j]
+                        for ri in range(6):
+                            dof = ds + ri
+                            if ri >= 3:
+                                dof = ds + dim[0] + ri - 3
+                            if (bits & (1 << ri)) != 0:
+                                joint_lambda[dof] = joint_lambda[dof] + float(x[ri])
+                            if (bits & (1 << (6 + ri))) != 0:
+                                # A limit keeps its multiplier while it pushes, and lets go when it would pull.
+                                lam = limit_lambda[dof] + float(x[ri])
+                                if (bits & (1 << (12 + ri))) != 0:
+                                    limit_lambda[dof] = wp.min(lam, 0.0)
+                                else:
+                                    limit_lambda[dof] = wp.max(lam, 0.0)
 
     return articulation_pass
 
