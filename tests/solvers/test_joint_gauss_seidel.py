@@ -137,7 +137,7 @@ def test_tendon_arm_converges_at_the_default_iterations():
     """Issue 29's arm (armature 0.01 kg m^2 on hinges carrying 0.002 kg m^2 links, a spatial tendon
     pulling the forearm), 6 worlds with random velocities and pulls, 0.5 s: 8 iterations of the
     Gauss-Seidel pass stay within 0.05 rad of the 128-iteration answer (measured 0.0022; docs/xpbd.md
-    "Joint pass"), and so does the default articulation pass (0.0007 against its own 128-iteration
+    "Joint pass"), and so does the default articulation pass (0.0006 against its own 128-iteration
     answer; 0.0079 at 4 iterations; before its limits held for the rest of a step once they acted, the
     elbow bounced off its -2 rad limit by 0.09 rad at 8 iterations), where the Jacobi pass is more
     than 0.5 rad off (measured 1.6)."""
