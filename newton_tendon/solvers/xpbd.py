@@ -245,6 +245,11 @@ class SolverXPBD(SolverBase):
         self._node_l = wp.zeros(nodes, dtype=joint_kernels.mat66d, device=dev)
         self._node_z = wp.zeros(nodes, dtype=joint_kernels.mat66d, device=dev)
         self._node_mask = wp.zeros(nodes, dtype=wp.int32, device=dev)
+        # Each joint node's rows and arms, from which a factoring iteration builds its blocks.
+        self._node_rows_l = wp.zeros(nodes, dtype=wp.mat33, device=dev)
+        self._node_rows_a = wp.zeros(nodes, dtype=wp.mat33, device=dev)
+        self._node_arm_c = wp.zeros(nodes, dtype=wp.vec3, device=dev)
+        self._node_arm_p = wp.zeros(nodes, dtype=wp.vec3, device=dev)
         # Generalized joint forces go into the tree solve, not the prediction (``_predict_bodies``).
         self._wants_response = m.contact_capacity > 0
         self._joint_wrench = wp.zeros(max(2 * m.joint_count, 1), dtype=wp.spatial_vector, device=dev)
@@ -439,6 +444,10 @@ class SolverXPBD(SolverBase):
                 self._node_l,
                 self._node_z,
                 self._node_mask,
+                self._node_rows_l,
+                self._node_rows_a,
+                self._node_arm_c,
+                self._node_arm_p,
             ],
             device=self.device,
         )

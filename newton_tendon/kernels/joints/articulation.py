@@ -159,6 +159,14 @@ def tree_coordinate_row(
 
 
 @wp.func
+def parent_com(bodies: BodyModel, p: int):
+    """The parent body's COM in its frame (the origin for the world)."""
+    if p < 0:
+        return wp.vec3(0.0)
+    return bodies.com[p]
+
+
+@wp.func
 def row_bits(kind: int, row: int):
     """A row's bits in a joint node's row word: bit ``row`` a drive's, ``6 + row`` a limit's and
     ``12 + row`` an upper limit's."""
@@ -276,6 +284,10 @@ def _make_articulation_pass(universal: bool, armature: bool):
         node_l: wp.array(dtype=mat66d),
         node_z: wp.array(dtype=mat66d),
         node_mask: wp.array(dtype=wp.int32),
+        node_rows_l: wp.array(dtype=wp.mat33),
+        node_rows_a: wp.array(dtype=wp.mat33),
+        node_arm_c: wp.array(dtype=wp.vec3),
+        node_arm_p: wp.array(dtype=wp.vec3),
     ):
         """One iteration's articulation solve for ``chunk`` groups (see the module docstring)."""
         tid = wp.tid()
@@ -287,11 +299,11 @@ def _make_articulation_pass(universal: bool, armature: bool):
             n_first = node_start[g]
             n_last = node_start[g + 1]
             dt2 = wp.float64(dt) * wp.float64(dt)
-            # 1. Body nodes: mass blocks, the joint forces' impulses; E of bodies is set by their joints.
+            # 1. Body nodes: the joint forces' impulses and the other rows' (their blocks are built in
+            # step 3, when the group is factored).
             for n in range(n_first, n_last):
                 if node_kind[n] == NODE_BODY:
                     b = node_index[n]
-                    node_d[n] = body_mass_block(bodies, b, body_q[b])
                     y = vec6d()
                     if apply_forces != 0:
                         for si in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
@@ -305,7 +317,6 @@ def _make_articulation_pass(universal: bool, armature: bool):
                         for k in range(6):
                             y[k] = y[k] + wp.float64(imp[k])
                     node_y[n] = y
-                    node_e[n] = mat66d()
             # 2. Joint nodes: rows linearized at the current poses.
             changed = int(0)
             for n in range(n_first, n_last):
@@ -461,7 +472,6 @@ def _make_articulation_pass(universal: bool, armature: bool):
                             ang_rows[k - 3] = wp.vec3(0.0)
                 node_d[n] = dj
                 node_y[n] = yj
-                node_e[n] = mat66d()
                 node_drive[n] = drive
                 # The rows' pattern: which are active, of which kind, on which moving bodies. Where it
                 # changed since the last factorization, the factorization is redone (step 3).
@@ -476,25 +486,13 @@ def _make_articulation_pass(universal: bool, armature: bool):
                 if mask != node_mask[n]:
                     changed = 1
                     node_mask[n] = mask
-                # Blocks on the two bodies (E = -J on the joint's side, -J^T on a body's), the parent's
-                # arm reaching the point of its axis the child anchor is at (a slider's rows turn with it).
-                r_c = x_c - wp.transform_point(q_c, bodies.com[c])
-                nc = node_cbody[n]
-                np_ = node_pbody[n]
-                t = node_parent[n]
-                if nc >= 0 and moving_c:
-                    jc = body_block(lin_rows, ang_rows, r_c, wp.float64(1.0))
-                    if t == nc:
-                        node_e[n] = -jc
-                    else:
-                        node_e[nc] = -wp.transpose(jc)
-                if np_ >= 0 and moving_p:
-                    r_p = x_p + along - wp.transform_point(q_p, bodies.com[p])
-                    jp = body_block(lin_rows, ang_rows, r_p, wp.float64(-1.0))
-                    if t == np_:
-                        node_e[n] = -jp
-                    else:
-                        node_e[np_] = -wp.transpose(jp)
+                # The rows and the arms their blocks on the two bodies are built from (step 3): the
+                # parent's arm reaches the point of its axis the child anchor is at (a slider's rows
+                # turn with it).
+                node_rows_l[n] = lin_rows
+                node_rows_a[n] = ang_rows
+                node_arm_c[n] = x_c - wp.transform_point(q_c, bodies.com[c])
+                node_arm_p[n] = x_p + along - wp.transform_point(q_p, parent_com(bodies, p))
             # 3. Eliminate leaves first. The first iteration of a step, and any iteration whose row
             # pattern changed (a limit caught or let go), factors the matrix at the current poses and
             # keeps each node's factor L_n (of +-D_n) and Z_n = D_n^-1 E_n; the other iterations reuse
@@ -502,6 +500,33 @@ def _make_articulation_pass(universal: bool, armature: bool):
             # the factorization, a few milliradians of rotation apart within a step), which costs a
             # triangular solve and two 6x6 products per node instead of a factorization.
             refactor = apply_forces != 0 or changed != 0
+            if refactor:
+                # The blocks: bodies' mass blocks, then each joint's blocks on its two bodies
+                # (E = -J on the joint's side, -J^T on a body's).
+                for n in range(n_first, n_last):
+                    node_e[n] = mat66d()
+                    if node_kind[n] == NODE_BODY:
+                        b = node_index[n]
+                        node_d[n] = body_mass_block(bodies, b, body_q[b])
+                for n in range(n_first, n_last):
+                    if node_kind[n] != NODE_JOINT:
+                        continue
+                    mask = node_mask[n]
+                    t = node_parent[n]
+                    nc = node_cbody[n]
+                    np_ = node_pbody[n]
+                    if nc >= 0 and (mask & (1 << 25)) != 0:
+                        jc = body_block(node_rows_l[n], node_rows_a[n], node_arm_c[n], wp.float64(1.0))
+                        if t == nc:
+                            node_e[n] = -jc
+                        else:
+                            node_e[nc] = -wp.transpose(jc)
+                    if np_ >= 0 and (mask & (1 << 24)) != 0:
+                        jp = body_block(node_rows_l[n], node_rows_a[n], node_arm_p[n], wp.float64(-1.0))
+                        if t == np_:
+                            node_e[n] = -jp
+                        else:
+                            node_e[np_] = -wp.transpose(jp)
             for n in range(n_first, n_last):
                 sign = wp.float64(1.0)
                 if node_kind[n] == NODE_JOINT:
