@@ -113,8 +113,8 @@ class SolverXPBD(SolverBase):
     a policy sends on its first day: over dm_control's suite with full-range random controls it is
     within 2x of MuJoCo's body speeds on every model but dog (where humanoid reached 2.6e7 rad/s
     with Gauss-Seidel), and one pass leaves a second-order joint residual. It costs more per
-    iteration: on the MJCF tendon arm at 1,024 worlds on the CPU, 21.9k world-steps/s at 8
-    iterations against Gauss-Seidel's 43.6k (docs/articulations.md). There its angles stay within
+    iteration: on the MJCF tendon arm at 1,024 worlds on the CPU, 24.5k world-steps/s at 8
+    iterations against Gauss-Seidel's 52.5k (docs/articulations.md). There its angles stay within
     0.0006 rad of the converged (128-iteration) answer over 0.5 s (Gauss-Seidel 0.0022, Jacobi 1.6).
 
     References:
