@@ -305,6 +305,10 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
         self._slot_delta = wp.zeros(slots, dtype=wp.spatial_vector, device=dev)
         self._slot_weight = wp.zeros(slots, dtype=float, device=dev)
         self._slot_wrench = wp.zeros(max(self._summed_slot_count, 1), dtype=wp.spatial_vector, device=dev)
+        self._joint_wrench = self._slot_wrench
+        """Where ``compute_joint_wrenches`` writes: the joint slots of ``_slot_wrench``, which the
+        inertial prediction applies; a solver that applies joint forces inside its joint solve (XPBD's
+        articulation pass) gives it an array of its own."""
         self._joint_q_prev = wp.zeros(max(m.joint_coord_count, 1), dtype=float, device=dev)
         self._joint_qd_prev = wp.zeros(max(m.joint_dof_count, 1), dtype=float, device=dev)
         self._body_delta = wp.zeros(m.body_count, dtype=wp.spatial_vector, device=dev)
@@ -322,12 +326,11 @@ class SolverBase(RoutedTendonLaunchers, TransmissionLaunchers):
                 outputs=[self._joint_q_prev, self._joint_qd_prev],
                 device=dev,
             )
-            # A solver that applies joint forces inside its joint solve reads them from its own array.
             wp.launch(
                 joint_kernels.compute_joint_wrenches,
                 dim=m.joint_count,
                 inputs=[self._bodies, self._joints, control.joint_f, state_in.body_q],
-                outputs=[getattr(self, "_joint_wrench", self._slot_wrench)],
+                outputs=[self._joint_wrench],
                 device=dev,
             )
         wp.launch(

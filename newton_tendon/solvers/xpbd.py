@@ -191,14 +191,16 @@ class SolverXPBD(SolverBase):
         self._response_tree = wp.full(1, -1, dtype=wp.int32, device=self.device)
         self._body_impulse = wp.zeros(1, dtype=wp.spatial_vector, device=self.device)
         self._body_response = wp.zeros(1, dtype=wp.spatial_matrix, device=self.device)
+        self._init_rigid_scratch()
         if joint_solver == "jacobi":
             self._solve_joints = joint_kernels.solve_joint_kernel(*variant)
-        else:
+        elif not self._articulated:
             self._solve_joints = joint_kernels.solve_joint_group_kernel(*variant)
             start, order = joint_groups(
                 model.joint_parent.numpy(), model.joint_child.numpy(), model.body_mass.numpy(), model.body_flags.numpy()
             )
         if self._articulated:
+            self._solve_joints = joint_kernels.solve_joint_group_kernel(*variant)
             self._init_articulations(variant)
             # The Gauss-Seidel pass runs after the trees only over their loop joints.
             start, order = self._loop_start, self._loop_joint
@@ -208,7 +210,6 @@ class SolverXPBD(SolverBase):
 
         m = model
         dev = self.device
-        self._init_rigid_scratch()
         # Transmission tendons and couplings run in parallel (Jacobi): bodies they share are split.
         self._init_transmission_split()
         self._joint_lambda = wp.zeros(m.joint_dof_count, dtype=float, device=dev)

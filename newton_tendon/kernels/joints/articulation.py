@@ -34,7 +34,7 @@ import warp as wp
 
 from newton_tendon.kernels.joints.coordinates import d6_universal_axes
 from newton_tendon.kernels.joints.model import JointModel, parent_pose
-from newton_tendon.kernels.joints.xpbd_rows import coordinate_row
+from newton_tendon.kernels.joints.xpbd_rows import angle_near_range, coordinate_row
 from newton_tendon.kernels.math import quat_to_rotation_vector, twist_angle
 from newton_tendon.kernels.rigid import BodyModel, is_moving_body, move_body
 from newton_tendon.kernels.types import JOINT_D6, JOINT_PRISMATIC, JOINT_REVOLUTE
@@ -139,12 +139,8 @@ def tree_coordinate_row(
     took q through it again: the tendon arm's elbow, landing on its -2 rad limit, bounced 0.07 rad at
     8 iterations and not at 128. Returns (mode, rhs, alpha~, kind): kind 0 free, ``ROW_DRIVE``,
     ``ROW_LOWER`` or ``ROW_UPPER``."""
-    if angular and (q < lo or q > hi):
-        alt = q + 2.0 * wp.pi
-        if q > hi:
-            alt = q - 2.0 * wp.pi
-        if wp.max(wp.max(lo - alt, alt - hi), 0.0) < wp.max(lo - q, q - hi):
-            q = alt
+    if angular:
+        q = angle_near_range(q, lo, hi)
     if q < lo or (limit_lam > 0.0 and q <= hi):
         return 2, q - lo, 0.0, ROW_LOWER
     if q > hi or (limit_lam < 0.0 and q >= lo):

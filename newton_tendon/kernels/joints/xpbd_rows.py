@@ -305,6 +305,19 @@ def solve_joint_block(
 
 
 @wp.func
+def angle_near_range(q: float, lo: float, hi: float):
+    """The turn of the angle ``q`` [rad] (q or q -+ 2 pi) nearest the range [lo, hi]: q itself when
+    inside it."""
+    if q < lo or q > hi:
+        alt = q + 2.0 * wp.pi
+        if q > hi:
+            alt = q - 2.0 * wp.pi
+        if wp.max(wp.max(lo - alt, alt - hi), 0.0) < wp.max(lo - q, q - hi):
+            return alt
+    return q
+
+
+@wp.func
 def coordinate_row(
     q: float,
     lo: float,
@@ -340,12 +353,8 @@ def coordinate_row(
     wrap to (-pi, pi], so a wrist resting on a limit at -pi that passed it by 1e-3 rad read +3.14
     rad, 3.1 rad past its upper limit 0, and the limit row threw the hand round at 3,800 rad/s
     (dm_control's humanoid_CMU)."""
-    if angular and (q < lo or q > hi):
-        alt = q + 2.0 * wp.pi
-        if q > hi:
-            alt = q - 2.0 * wp.pi
-        if wp.max(wp.max(lo - alt, alt - hi), 0.0) < wp.max(lo - q, q - hi):
-            q = alt
+    if angular:
+        q = angle_near_range(q, lo, hi)
     if q < lo:
         return 2, q - lo, 0.0, False
     if q > hi:
