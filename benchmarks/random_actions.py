@@ -10,6 +10,7 @@ ours <= 2 x MuJoCo + 0.5 m/s (linear) and 2 x + 5 rad/s (angular), finite, <= 2 
 
     python benchmarks/random_actions.py [--models humanoid dog ...] [--worlds 16] [--seconds 2]
         [--iterations 8] [--substeps 1] [--solvers xpbd vbd] [--joint-solver articulation]
+        [--vbd-joint-solver articulation]
 
 ``--substeps n`` steps our solvers n times per file timestep (dt / n), the cheapest of the issue's
 candidates, for comparison at equal cost per step.
@@ -88,7 +89,14 @@ def mujoco_run(mj, ctrl: np.ndarray) -> dict:
 
 
 def our_run(
-    path: str, mj, ctrl: np.ndarray, solver: str, iterations: int, substeps: int, joint_solver: str | None = None
+    path: str,
+    mj,
+    ctrl: np.ndarray,
+    solver: str,
+    iterations: int,
+    substeps: int,
+    joint_solver: str | None = None,
+    vbd_joint_solver: str | None = None,
 ) -> dict:
     worlds = ctrl.shape[1]
     one = nt.ModelBuilder()
@@ -104,7 +112,8 @@ def our_run(
         kw = {"joint_solver": joint_solver} if joint_solver else {}
         sim = nt.solvers.SolverXPBD(model, iterations=iterations, **kw)
     else:
-        sim = nt.solvers.SolverVBD(model, iterations=iterations)
+        kw = {"joint_solver": vbd_joint_solver} if vbd_joint_solver else {}
+        sim = nt.solvers.SolverVBD(model, iterations=iterations, **kw)
     pipeline = nt.CollisionPipeline(model)
     contacts = pipeline.contacts()
     s0, s1 = model.state(), model.state()
@@ -147,6 +156,7 @@ def main(argv=None):
     parser.add_argument("--substeps", type=int, default=1)
     parser.add_argument("--solvers", nargs="*", default=["xpbd", "vbd"])
     parser.add_argument("--joint-solver", default=None, help="SolverXPBD's joint_solver (default: its default)")
+    parser.add_argument("--vbd-joint-solver", default=None, help="SolverVBD's joint_solver (default: its default)")
     args = parser.parse_args(argv)
     names = args.models or actuated_models()
     print(
@@ -164,7 +174,9 @@ def main(argv=None):
         for solver in args.solvers:
             t0 = time.perf_counter()
             try:
-                res = our_run(path, mj, ctrl, solver, args.iterations, args.substeps, args.joint_solver)
+                res = our_run(
+                    path, mj, ctrl, solver, args.iterations, args.substeps, args.joint_solver, args.vbd_joint_solver
+                )
             except Exception as exc:  # noqa: BLE001 (a model we cannot import or step is a row, not a crash)
                 cells.append(f"{'error':>22}")
                 notes.append(f"{solver}: {type(exc).__name__}: {exc}"[:80])

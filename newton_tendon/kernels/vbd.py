@@ -72,6 +72,7 @@ from newton_tendon.kernels.vbd_contact_rows import (
     contact_frame,
     contact_lambda_t,
     contact_push,
+    mark_crossed_contacts,
     update_contact_duals,
 )
 from newton_tendon.kernels.vbd_span_rows import (
@@ -79,7 +80,12 @@ from newton_tendon.kernels.vbd_span_rows import (
 )
 from newton_tendon.kernels.vbd_sweep import (
     TENDON_MODULE,
+    assemble_tree_bodies,
+    assemble_tree_bodies_transmissions,
+    assemble_tree_bodies_transmissions_universal,
+    assemble_tree_bodies_universal,
     paired_slot,
+    restore_idle_trees,
     slot_run_end,
     solve_body_colour,
     solve_body_colour_tendons,
@@ -113,6 +119,10 @@ __all__ = [
     "PenaltyParams",
     "VBDTransmissions",
     "add_angle_row",
+    "assemble_tree_bodies",
+    "assemble_tree_bodies_transmissions",
+    "assemble_tree_bodies_transmissions_universal",
+    "assemble_tree_bodies_universal",
     "add_contact",
     "add_joint",
     "add_point_row",
@@ -123,6 +133,8 @@ __all__ = [
     "contact_frame",
     "contact_lambda_t",
     "contact_push",
+    "mark_crossed_contacts",
+    "restore_idle_trees",
     "coordinate_jacobian",
     "dof_coordinate",
     "coupling_rate",

@@ -126,21 +126,41 @@ def add_contact(
     inv_h2: float,
     body_q_prev: wp.array(dtype=wp.transform),
     body_q: wp.array(dtype=wp.transform),
+    hess_scale: float,
+    forced: bool,
 ):
     """Non-penetration C = (p_b - p_a) . n >= 0 and Coulomb friction on the tangential drift since
     the step began, for body a (``side_b`` False) or b of contact slot c. Returns the updated
-    (fx, ft, hxx, hxt, htt, idle)."""
+    (fx, ft, hxx, hxt, htt, idle).
+
+    ``hess_scale`` multiplies the row's Hessian (not its force): 1 where the other body holds still
+    during this body's step (the colour sweep), 2 where both bodies step at once from one model
+    (two articulation bodies, ``vbd_sweep.assemble_tree_bodies``). The row's energy is convex in the
+    relative motion J_a d_a + J_b d_b, and (J_a d_a + J_b d_b)^2 <= 2 (J_a d_a)^2 + 2 (J_b d_b)^2, so
+    each body's model with twice its own curvature bounds the energy from above and the simultaneous
+    steps cannot overshoot: with 1 two feet of a humanoid in contact with each other both took the
+    whole correction, and their penalty grew until they spun at 1,270 rad/s.
+
+    ``forced``: the row is in the model even where it is inactive (its force k C + lambda >= 0, a
+    pull), without friction: a Newton step that crossed it with the row left out is taken again from
+    the same start with the row in (``solvers.vbd``'s articulation pass), so it stops at the surface
+    instead of jumping through it."""
     if contacts.valid[c] == 0:
         return fx, ft, hxx, hxt, htt, idle
     cf = contact_frame(bodies, contacts, c, body_q_prev, body_q)
     k = duals.rho[c] * cf.m_eff * inv_h2
     f_n, f_t, k_t = contact_forces(contacts, duals, c, cf, k)
     if f_n >= 0.0:
-        return fx, ft, hxx, hxt, htt, idle + 1
+        if not forced:
+            return fx, ft, hxx, hxt, htt, idle + 1
+        f_n = k * cf.gap + duals.lam[c][0]
+        f_t = wp.vec3(0.0)
+        k_t = 0.0
     n = contacts.normal[c]
     grad = n * f_n + f_t  # dE/dp_b; dE/dp_a = -grad
     proj_t = wp.identity(n=3, dtype=float) - wp.outer(n, n)
-    hess_n = wp.outer(n, n) * k
+    hess_n = wp.outer(n, n) * (k * hess_scale)
+    k_t = k_t * hess_scale
     r = cf.r_b
     rn = cf.rn_b
     side = float(1.0)
@@ -205,3 +225,47 @@ def contact_push(
     push[c] = 0.0
     if valid[c] != 0:
         push[c] = -duals.lam[c][0]
+
+
+@wp.kernel(module=VBD_KERNELS)
+def mark_crossed_contacts(
+    # Model:
+    bodies: BodyModel,
+    params: PenaltyParams,
+    dt: float,
+    body_tree: wp.array(dtype=wp.int32),
+    group_idle: wp.array(dtype=wp.int32),
+    # Contacts:
+    contacts: ContactData,
+    # State in:
+    body_q_in: wp.array(dtype=wp.transform),
+    # State: the current iterate
+    body_q: wp.array(dtype=wp.transform),
+    # Scratch: the duals; out: 1 where the contact pushes now (``add_contact``'s ``forced``)
+    duals: ContactDuals,
+    forced: wp.array(dtype=wp.int32),
+):
+    """After a Newton step of the articulations that left inactive rows out (``group_idle``): mark
+    each contact on such an articulation that pushes at the poses the step reached, the rows that
+    step crossed (and those that were active already), for the step taken again from the same
+    start."""
+    c = wp.tid()
+    forced[c] = 0
+    if contacts.valid[c] == 0:
+        return
+    a = contacts.body_a[c]
+    b = contacts.body_b[c]
+    mine = False
+    if a >= 0:
+        if body_tree[a] >= 0:
+            mine = group_idle[body_tree[a]] != 0
+    if b >= 0:
+        if body_tree[b] >= 0:
+            mine = mine or group_idle[body_tree[b]] != 0
+    if not mine:
+        return
+    cf = contact_frame(bodies, contacts, c, body_q_in, body_q)
+    k = duals.rho[c] * cf.m_eff / (dt * dt)
+    f_n, f_t, k_t = contact_forces(contacts, duals, c, cf, k)
+    if f_n < 0.0:
+        forced[c] = 1

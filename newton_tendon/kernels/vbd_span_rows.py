@@ -23,9 +23,18 @@ def add_tendon_slot(
     idle: int,
     lin: TendonLinearization,
     gi: int,
+    body_tree: wp.array(dtype=wp.int32),
+    tree: bool,
 ):
     """Add the span held by guide slot gi (linearized, see ``cable.TendonLinearization``).
-    Returns the updated (fx, ft, hxx, hxt, htt, idle)."""
+    Returns the updated (fx, ft, hxx, hxt, htt, idle).
+
+    ``tree``: the body steps together with the other articulation bodies (``body_tree`` >= 0), all
+    from one model. A row's energy is convex in the sum of its n bodies' terms J_b d_b, and
+    (sum_b J_b d_b)^2 <= n sum_b (J_b d_b)^2, so each body's model takes the row's stiffness times n
+    (the articulation bodies on the span, or on the route for a run or chain row): the simultaneous
+    steps then cannot overshoot. Without it a stiff span (1e-6 m/N) between a slider and the pulley
+    that drives it, each on a hinge of its own, kept both oscillating."""
     s = lin.slot_span[gi]
     if s < 0:
         return fx, ft, hxx, hxt, htt, idle
@@ -43,6 +52,20 @@ def add_tendon_slot(
         k = 1.0 / lin.run_flex[head]
     if tension <= 0.0:
         return fx, ft, hxx, hxt, htt, idle + 1  # slack
+    scale = float(1.0)
+    if tree:
+        if single_row(lin, s):
+            ends = float(0.0)
+            if lin.bl[s] >= 0:
+                if body_tree[lin.bl[s]] >= 0:
+                    ends += 1.0
+            if lin.br[s] >= 0:
+                if body_tree[lin.br[s]] >= 0:
+                    ends += 1.0
+            scale = wp.max(ends, 1.0)
+        else:
+            scale = wp.max(lin.route_tree_bodies[s], 1.0)
+    k = k * scale
     # The span leaves this guide: this body holds its left end. gi counts from the first guide slot
     # (``paired_slot``), so its parity is the side whatever precedes the guide slots.
     left = gi % 2 == 1
@@ -58,5 +81,5 @@ def add_tendon_slot(
             r = lin.rl[s]
         n = wp.spatial_top(jac)
         proj = wp.identity(n=3, dtype=float) - wp.outer(n, n)
-        fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, wp.vec3(), kg, proj)
+        fx, ft, hxx, hxt, htt = add_point_row(fx, ft, hxx, hxt, htt, r, wp.vec3(), kg * scale, proj)
     return fx, ft, hxx, hxt, htt, idle

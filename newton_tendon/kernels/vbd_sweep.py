@@ -72,7 +72,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
     joint_rows = add_joint_universal if universal else add_joint
 
     @wp.func(inline=True)
-    def newton_step(
+    def assemble(
         bodies: BodyModel,
         joints: JointModel,
         b: int,
@@ -92,8 +92,16 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
         contact_duals: ContactDuals,
         body_q: wp.array(dtype=wp.transform),
         body_delta: wp.array(dtype=wp.spatial_vector),
+        joint_in_tree: wp.array(dtype=wp.int32),
+        body_tree: wp.array(dtype=wp.int32),
+        contact_forced: wp.array(dtype=wp.int32),
+        skip_tree_joints: int,
     ):
-        """Assemble body b's 6x6 system at the current poses and return its Newton step (dx, dtheta)."""
+        """Assemble body b's 6x6 system at the current poses: (fx, ft, hxx, hxt, htt, idle). With
+        ``skip_tree_joints`` the rows of joints in an articulation tree (``joint_in_tree``) are left
+        out: SolverVBD's articulation pass solves them exactly, with the whole tree, and a contact with
+        another articulation body (``body_tree``), which steps at the same time, doubles its Hessian;
+        a contact marked in ``contact_forced`` is in the model even where inactive (``add_contact``)."""
         inv_h2 = 1.0 / (dt * dt)
         q = body_q[b]
         # x - y from the accumulated Newton steps rather than from the rounded pose: m/h^2 times one
@@ -118,12 +126,24 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
             # Only for models without joints, contacts and transmissions: every slot holds a span end.
             for i in range(slot_begin, slot_end):
                 fx, ft, hxx, hxt, htt, idle = add_tendon_slot(
-                    fx, ft, hxx, hxt, htt, idle, lin, bodies.slot[i] - joint_slot_count
+                    fx,
+                    ft,
+                    hxx,
+                    hxt,
+                    htt,
+                    idle,
+                    lin,
+                    bodies.slot[i] - joint_slot_count,
+                    body_tree,
+                    skip_tree_joints != 0,
                 )
-            return solve_block(fx, ft, hxx, hxt, htt, wp.trace(bodies.inv_inertia[b]) > 0.0), idle
+            return fx, ft, hxx, hxt, htt, idle
         joint_end = slot_run_end(bodies, slot_begin, slot_end, joint_slot_count)
         for i in range(slot_begin, joint_end):
             j, child = paired_slot(bodies.slot[i], 0)
+            if skip_tree_joints != 0:
+                if joint_in_tree[j] != 0:
+                    continue
             fx, ft, hxx, hxt, htt, idle = wp.static(joint_rows)(
                 fx,
                 ft,
@@ -147,7 +167,7 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
         tendon_end = slot_run_end(bodies, joint_end, slot_end, xs.tendon_slot_end)
         for i in range(joint_end, tendon_end):
             fx, ft, hxx, hxt, htt, idle = add_tendon_slot(
-                fx, ft, hxx, hxt, htt, idle, lin, bodies.slot[i] - joint_slot_count
+                fx, ft, hxx, hxt, htt, idle, lin, bodies.slot[i] - joint_slot_count, body_tree, skip_tree_joints != 0
             )
         summed_end = slot_run_end(bodies, tendon_end, slot_end, summed_slot_count)
         if wp.static(with_transmissions):
@@ -168,6 +188,14 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
         if has_contacts != 0:
             for i in range(summed_end, slot_end):
                 c, side_b = paired_slot(bodies.slot[i], summed_slot_count)
+                hess_scale = float(1.0)
+                if skip_tree_joints != 0:
+                    other = contacts.body_a[c]
+                    if not side_b:
+                        other = contacts.body_b[c]
+                    if other >= 0:
+                        if body_tree[other] >= 0 and is_moving_body(bodies, other):
+                            hess_scale = 2.0  # both bodies step at once (``add_contact``)
                 fx, ft, hxx, hxt, htt, idle = add_contact(
                     fx,
                     ft,
@@ -183,8 +211,10 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
                     inv_h2,
                     body_q_prev,
                     body_q,
+                    hess_scale,
+                    skip_tree_joints != 0 and contact_forced[c] != 0,
                 )
-        return solve_block(fx, ft, hxx, hxt, htt, wp.trace(bodies.inv_inertia[b]) > 0.0), idle
+        return fx, ft, hxx, hxt, htt, idle
 
     @wp.kernel(module=module)
     def solve_body_colour(
@@ -232,12 +262,12 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
             if not is_moving_body(bodies, b):
                 continue
             com = bodies.com[b]
-            # A dynamic loop keeps one call site, so newton_step is inlined once rather than twice (an
+            # A dynamic loop keeps one call site, so assemble is inlined once rather than twice (an
             # out-of-line call copied every struct argument, about 4 kB, per body and pass).
             passes = int(0)
             while passes < 2:
                 passes += 1
-                d, idle = newton_step(
+                fx, ft, hxx, hxt, htt, idle = assemble(
                     bodies,
                     joints,
                     b,
@@ -257,26 +287,165 @@ def _make_solve_body_colour(with_transmissions: bool, module: str, tendons_only:
                     contact_duals,
                     body_q,
                     body_delta,
+                    colour_bodies,  # stands in for ``joint_in_tree``, ``body_tree`` and ``contact_forced``,
+                    colour_bodies,  # never read (skip 0)
+                    colour_bodies,
+                    0,
                 )
+                d = solve_block(fx, ft, hxx, hxt, htt, wp.trace(bodies.inv_inertia[b]) > 0.0)
                 d = bounded_pose_delta(d)
                 body_q[b] = move_body(body_q[b], com, d)
                 body_delta[b] = body_delta[b] + d
                 if idle == 0:
                     break
 
-    return solve_body_colour
+    if tendons_only:
+        return solve_body_colour
+
+    wp.get_module(module + "_trees").options["enable_backward"] = False
+
+    @wp.kernel(module=module + "_trees")
+    def assemble_tree_bodies(
+        # Model:
+        bodies: BodyModel,
+        joints: JointModel,
+        tree_bodies: wp.array(dtype=wp.int32),
+        chunk: int,
+        joint_slot_count: int,
+        summed_slot_count: int,
+        dt: float,
+        joint_in_tree: wp.array(dtype=wp.int32),
+        # Control:
+        joint_target_pos: wp.array(dtype=float),
+        joint_target_vel: wp.array(dtype=float),
+        # Contacts:
+        contacts: ContactData,
+        has_contacts: int,
+        # State in:
+        body_q_in: wp.array(dtype=wp.transform),
+        # State: joint coordinates at the step start; the current iterate
+        joint_q_prev: wp.array(dtype=float),
+        joint_qd_prev: wp.array(dtype=float),
+        body_q: wp.array(dtype=wp.transform),
+        # Scratch: the rows' state; out: each tree body's Hessian and force times dt^2
+        lin: TendonLinearization,
+        xs: VBDTransmissions,
+        joint_duals: JointDuals,
+        contact_duals: ContactDuals,
+        body_delta: wp.array(dtype=wp.spatial_vector),
+        body_tree: wp.array(dtype=wp.int32),
+        group_idle: wp.array(dtype=wp.int32),
+        contact_forced: wp.array(dtype=wp.int32),
+        second_pass: int,
+        body_hessian: wp.array(dtype=wp.spatial_matrix),
+        body_force: wp.array(dtype=wp.spatial_vector),
+        body_idle: wp.array(dtype=wp.int32),
+    ):
+        """Each articulation body's 6x6 system at the current poses, all at once, without its tree's
+        joint rows, for SolverVBD's articulation pass (``joints.articulation``, the ``newton``
+        variant), which takes the Newton step of the whole tree with those joints held. Written times
+        dt^2 (H dt^2 [kg, kg m, kg m^2], f dt^2 [kg m, kg m^2]): the units of XPBD's mass blocks and
+        impulses the same factorization solves. A body that translates but does not turn gets a
+        rotational block of 1e20 kg m^2 (its rotation stays 0).
+
+        ``body_idle``: how many unilateral rows the body's model left out because they were inactive
+        where it was built (as in ``solve_body_colour``). A tree with any such row takes its Newton
+        step again, from the same start, with the contacts the first step crossed in the model
+        (``second_pass``: only the bodies of trees marked in ``group_idle`` by the first pass's solve
+        are assembled again, with ``contact_forced``)."""
+        i0 = wp.tid() * chunk
+        h2 = dt * dt
+        for i in range(i0, wp.min(i0 + chunk, tree_bodies.shape[0])):
+            b = tree_bodies[i]
+            if not is_moving_body(bodies, b):
+                continue
+            if second_pass != 0:
+                if group_idle[body_tree[b]] == 0:
+                    continue
+            fx, ft, hxx, hxt, htt, idle = assemble(
+                bodies,
+                joints,
+                b,
+                joint_slot_count,
+                summed_slot_count,
+                dt,
+                joint_target_pos,
+                joint_target_vel,
+                joint_q_prev,
+                joint_qd_prev,
+                body_q_in,
+                contacts,
+                has_contacts,
+                lin,
+                xs,
+                joint_duals,
+                contact_duals,
+                body_q,
+                body_delta,
+                joint_in_tree,
+                body_tree,
+                contact_forced,
+                1,
+            )
+            if not (wp.trace(bodies.inv_inertia[b]) > 0.0):
+                ft = wp.vec3(0.0)
+                hxt = wp.mat33(0.0)
+                htt = wp.identity(n=3, dtype=float) * (1.0e20 * h2)
+            h = wp.spatial_matrix()
+            for r in range(3):
+                for k in range(3):
+                    h[r, k] = hxx[r, k] * h2
+                    h[r, 3 + k] = hxt[r, k] * h2
+                    h[3 + r, k] = hxt[k, r] * h2
+                    h[3 + r, 3 + k] = htt[r, k] * h2
+            body_hessian[b] = h
+            body_force[b] = wp.spatial_vector(fx * h2, ft * h2)
+            body_idle[b] = idle
+
+    return solve_body_colour, assemble_tree_bodies
 
 
-solve_body_colour = _make_solve_body_colour(False, VBD_KERNELS)
-"""Body sweep of a model without transmission tendons or couplings (see the factory's kernel)."""
-solve_body_colour_transmissions = _make_solve_body_colour(True, TRANSMISSION_MODULE)
-"""Body sweep of a model with transmission tendons or couplings."""
+solve_body_colour, assemble_tree_bodies = _make_solve_body_colour(False, VBD_KERNELS)
+"""Body sweep of a model without transmission tendons or couplings (see the factory's kernel), and
+the assembly of its articulation bodies' systems."""
+solve_body_colour_transmissions, assemble_tree_bodies_transmissions = _make_solve_body_colour(True, TRANSMISSION_MODULE)
+"""Body sweep of a model with transmission tendons or couplings, and its articulation assembly."""
 solve_body_colour_tendons = _make_solve_body_colour(False, TENDON_MODULE, tendons_only=True)
 
 UNIVERSAL_MODULE = "newton_tendon.kernels.vbd_universal"
 """Warp module of the body sweeps for models with universal joints (D6 joints with two angular
 axes), with and without transmission rows: other models never compile them."""
 wp.set_module_options({"enable_backward": False}, module=UNIVERSAL_MODULE)
-solve_body_colour_universal = _make_solve_body_colour(False, UNIVERSAL_MODULE, universal=True)
-solve_body_colour_transmissions_universal = _make_solve_body_colour(True, UNIVERSAL_MODULE, universal=True)
+solve_body_colour_universal, assemble_tree_bodies_universal = _make_solve_body_colour(
+    False, UNIVERSAL_MODULE, universal=True
+)
+solve_body_colour_transmissions_universal, assemble_tree_bodies_transmissions_universal = _make_solve_body_colour(
+    True, UNIVERSAL_MODULE, universal=True
+)
 """Body sweep of a model without joints, contact capacity, transmission tendons or couplings."""
+
+
+TREE_STEP_MODULE = "newton_tendon.kernels.vbd_tree_steps"
+"""Warp module of the articulation pass's small helper kernels (no rows compiled in)."""
+wp.set_module_options({"enable_backward": False}, module=TREE_STEP_MODULE)
+
+
+@wp.kernel(module=TREE_STEP_MODULE)
+def restore_idle_trees(
+    # Model:
+    tree_bodies: wp.array(dtype=wp.int32),
+    body_tree: wp.array(dtype=wp.int32),
+    group_idle: wp.array(dtype=wp.int32),
+    # State: the current iterate, restored where its tree takes its step again
+    body_q: wp.array(dtype=wp.transform),
+    # Scratch: the step's pose changes (restored too), and both before the first Newton step
+    body_delta: wp.array(dtype=wp.spatial_vector),
+    saved_q: wp.array(dtype=wp.transform),
+    saved_delta: wp.array(dtype=wp.spatial_vector),
+):
+    """Put the bodies of each articulation marked in ``group_idle`` back where its first Newton step
+    of this iteration started (see ``assemble_tree_bodies``)."""
+    b = tree_bodies[wp.tid()]
+    if group_idle[body_tree[b]] != 0:
+        body_q[b] = saved_q[b]
+        body_delta[b] = saved_delta[b]

@@ -158,3 +158,119 @@ def articulation_trees(
         "loop_start": i32(loop_start),
         "loop_joint": i32(loops),
     }
+
+
+class TreeScratch:
+    """The trees of a model on the device and the per-node scratch of the articulation pass (both
+    solvers): node arrays (``tree_arrays``, in the kernel's argument order), the factorization the
+    iterations of a step reuse (factors ``node_l``, ``node_z`` and row patterns ``node_mask``), each
+    joint node's rows and arms, and each body's tree (``body_tree``, -1 for none)."""
+
+    def __init__(self, model, device):
+        import warp as wp
+
+        from ..kernels import joints as joint_kernels
+
+        m = model
+        trees = articulation_trees(
+            m.joint_parent.numpy(),
+            m.joint_child.numpy(),
+            m.joint_type.numpy(),
+            m.body_mass.numpy(),
+            m.body_flags.numpy(),
+        )
+        self.group_count = len(trees["node_start"]) - 1
+        self.tree_arrays = [
+            wp.array(trees[k] if len(trees[k]) else np.zeros(1, np.int32), dtype=wp.int32, device=device)
+            for k in ("node_start", "node_kind", "node_index", "node_parent", "node_pbody", "node_cbody")
+        ]
+        nodes = max(len(trees["node_kind"]), 1)
+
+        def per_node(dtype):
+            return wp.zeros(nodes, dtype=dtype, device=device)
+
+        self.node_d = per_node(joint_kernels.mat66d)
+        self.node_e = per_node(joint_kernels.mat66d)
+        self.node_y = per_node(joint_kernels.vec6d)
+        self.node_drive = per_node(wp.int32)
+        self.node_l = per_node(joint_kernels.mat66d)
+        self.node_z = per_node(joint_kernels.mat66d)
+        self.node_mask = per_node(wp.int32)
+        self.node_rows_l = per_node(wp.mat33)
+        self.node_rows_a = per_node(wp.mat33)
+        self.node_arm_c = per_node(wp.vec3)
+        self.node_arm_p = per_node(wp.vec3)
+        tree = np.full(max(m.body_count, 1), -1, dtype=np.int32)
+        starts = trees["node_start"]
+        node_group = np.repeat(np.arange(len(starts) - 1, dtype=np.int32), np.diff(starts))
+        self.node_group_host = node_group
+        self.node_kind_host = trees["node_kind"]
+        self.node_index_host = trees["node_index"]
+        is_body = trees["node_kind"] == NODE_BODY
+        tree[trees["node_index"][is_body]] = node_group[is_body]
+        self.body_tree_host = tree[: m.body_count]
+        self.body_tree = wp.array(tree, dtype=wp.int32, device=device)
+        in_tree = np.zeros(max(m.joint_count, 1), dtype=np.int32)
+        in_tree[trees["node_index"][~is_body]] = 1
+        self.joint_in_tree = wp.array(in_tree, dtype=wp.int32, device=device)
+        self.loop_start = trees["loop_start"]
+        self.loop_joint = trees["loop_joint"]
+        self.all_groups = wp.array(np.arange(max(self.group_count, 1), dtype=np.int32), dtype=wp.int32, device=device)
+        """Every group in order: the ``group_list`` of a pass over all trees at once."""
+
+    def drop_groups(self, drop: np.ndarray):
+        """Take the groups where ``drop`` is true out of the pass: their bodies' ``body_tree`` and
+        their joints' ``joint_in_tree`` become -1 and 0 (another pass solves them)."""
+        import warp as wp
+
+        drop = np.asarray(drop, dtype=bool)
+        if not drop.any():
+            return
+        tree = self.body_tree.numpy()
+        in_tree = self.joint_in_tree.numpy()
+        gone = drop[self.node_group_host]
+        bodies = self.node_index_host[gone & (self.node_kind_host == NODE_BODY)]
+        joints = self.node_index_host[gone & (self.node_kind_host == NODE_JOINT)]
+        tree[bodies] = -1
+        in_tree[joints] = 0
+        self.body_tree_host = tree[: len(self.body_tree_host)]
+        self.body_tree = wp.array(tree, dtype=wp.int32, device=self.body_tree.device)
+        self.joint_in_tree = wp.array(in_tree, dtype=wp.int32, device=self.joint_in_tree.device)
+
+    def scratch(self) -> list:
+        """The node scratch arrays in the kernel's argument order (after ``limit_lambda``'s place)."""
+        return [
+            self.node_l,
+            self.node_z,
+            self.node_mask,
+            self.node_rows_l,
+            self.node_rows_a,
+            self.node_arm_c,
+            self.node_arm_p,
+        ]
+
+
+def colour_trees(body_tree: np.ndarray, group_count: int, slot_start: np.ndarray, slot_rows: np.ndarray) -> np.ndarray:
+    """A colour per tree group such that no two groups of one colour share a row (``slot_rows``: a
+    row id per body slot, -1 for slots that do not couple trees), greedy in group order. SolverVBD
+    steps the trees of one colour at once and the colours in turn (Gauss-Seidel between trees, as
+    between bodies in its colour sweep)."""
+    rows: dict[int, set[int]] = {}
+    for b, g in enumerate(body_tree):
+        if g < 0:
+            continue
+        for row in slot_rows[slot_start[b] : slot_start[b + 1]]:
+            if row >= 0:
+                rows.setdefault(int(row), set()).add(int(g))
+    neighbours: dict[int, set[int]] = {}
+    for groups in rows.values():
+        for g in groups:
+            neighbours.setdefault(g, set()).update(groups - {g})
+    colour = np.zeros(group_count, dtype=np.int32)
+    for g in range(group_count):
+        taken = {int(colour[h]) for h in neighbours.get(g, ()) if h < g}
+        c = 0
+        while c in taken:
+            c += 1
+        colour[g] = c
+    return colour

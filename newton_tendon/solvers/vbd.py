@@ -8,6 +8,7 @@ import numpy as np
 import warp as wp
 
 from newton_tendon.kernels import cable as cable_kernels
+from newton_tendon.kernels import joints as joint_kernels
 from newton_tendon.kernels import rigid as rigid_kernels
 from newton_tendon.kernels import vbd as vbd_kernels
 from newton_tendon.kernels.cable.constants import VBD_COMPLIANCE_FLOOR
@@ -18,7 +19,13 @@ from ..collision import Contacts
 from ..exceptions import NewtonDeprecationWarning
 from ..model import Model, ModelFlags
 from ..state import Control, State
+from ._articulations import TreeScratch, colour_trees
 from .base import CPU_CHUNK, SolverBase, chunked  # noqa: F401 (CPU_CHUNK: re-exported)
+
+JOINT_SOLVERS = ("articulation", "body")
+"""SolverVBD's ways to solve joints: each articulation's Newton step with its joints held, in one
+exact linear solve per tree ("articulation"), or each body's own Newton step with the joints as
+augmented-Lagrangian rows, one colour at a time ("body")."""
 
 TENDON_COMPLIANCE_FLOOR = 1.0e-8
 """Smallest compliance [m/N] a span's penalty reaches: its penalty stiffness is capped at 1e8 N/m.
@@ -132,32 +139,41 @@ def _newton_rigid_options(options: dict) -> list[str]:
 class SolverVBD(SolverBase):
     """Rigid bodies solved by vertex block descent with augmented-Lagrangian hard constraints.
 
-        Each step predicts the inertial poses, then runs ``iterations`` sweeps; a sweep visits the body
-        colours in order and takes one 6x6 Newton step per body on the incremental potential (inertia +
-        joints + contacts + tendon spans), all bodies of a colour in parallel, then updates the
-        multipliers of the hard rows. Velocities follow from the pose change. Routed cables share the
-        XPBD solver's routing and material kernels; each span is a penalty spring of stiffness
-        ``1/max(c, 1e-8 m/N)`` with its damping, so ``tendon_segment_lambda`` stays zero.
+    Each step predicts the inertial poses, then runs ``iterations`` iterations of Newton steps on the
+    incremental potential (inertia + joints + contacts + tendon spans + transmission tendons) and
+    updates the multipliers of the hard rows after each. Velocities follow from the pose change.
 
-        Hard rows use a penalty ``k = rho m_eff / dt^2`` (``rho`` in [``penalty_min``, ``penalty_max``],
-        growing by ``penalty_growth`` per unit error each iteration) plus a multiplier that starts each step
-    at zero and is reported in the State.
+    With ``joint_solver="articulation"`` (the default) each articulation (the bodies linked by
+    joints) takes one Newton step as a whole per iteration: every body's 6x6 system without its
+    tree's joints (contacts, spans, transmissions, loop joints) is assembled at once, and the step of
+    the whole tree is solved with its joint rows (anchors, locks, limits, drives, armature) held
+    exactly, by the tree factorization XPBD's articulation pass uses (docs/articulations.md). Bodies
+    outside articulations, and all bodies with ``joint_solver="body"``, take their own Newton step,
+    one colour at a time (bodies of a colour share no row, so a colour updates in parallel), with
+    the joints as augmented-Lagrangian rows.
 
-        References:
-            Chen, Macklin, et al. Vertex Block Descent. ACM TOG (SIGGRAPH) 2024.
-            Giles, Diaz, Yuksel. Augmented Vertex Block Descent. ACM TOG (SIGGRAPH) 2025.
+    Routed cables share the XPBD solver's routing and material kernels; each span is a penalty spring
+    of stiffness ``1/max(c, 1e-8 m/N)`` with its damping, so ``tendon_segment_lambda`` stays zero.
+    Hard rows use a penalty ``k = rho m_eff / dt^2`` (``rho`` in [``penalty_min``, ``penalty_max``],
+    growing by ``penalty_growth`` per unit error each iteration) plus a multiplier that starts each
+    step at zero and is reported in the State. Contacts get the same restitution pass as XPBD after
+    the iterations.
 
-        Contacts get the same restitution pass as XPBD after the iterations.
+    References:
+        Chen, Macklin, et al. Vertex Block Descent. ACM TOG (SIGGRAPH) 2024.
+        Giles, Diaz, Yuksel. Augmented Vertex Block Descent. ACM TOG (SIGGRAPH) 2025.
+        Baraff. Linear-time dynamics using Lagrange multipliers. SIGGRAPH 1996.
 
-        Limitations:
-            Friction is Coulomb on the tangential drift of the contact points within the step. Bodies
-            joined by rows are updated in sequence (Gauss-Seidel over colours), so momentum is exchanged
-            exactly only as the iterations converge.
+    Limitations:
+        Friction is Coulomb on the tangential drift of the contact points within the step. Bodies
+        joined by rows other than an articulation's joints are updated in sequence (Gauss-Seidel over
+        colours) or, within articulations, at once with each body's own curvature of the row, so
+        momentum crosses those rows exactly only as the iterations converge.
 
-        Example:
-            >>> builder.color()
-            >>> solver = SolverVBD(builder.finalize(), iterations=8)
-            >>> solver.step(state_0, state_1, control, contacts, 1.0 / 60.0)
+    Example:
+        >>> builder.color()  # colours for the bodies outside articulations (and for ``joint_solver="body"``)
+        >>> solver = SolverVBD(builder.finalize(), iterations=8)
+        >>> solver.step(state_0, state_1, control, contacts, 1.0 / 60.0)
     """
 
     _tendon_compliance_floor = VBD_COMPLIANCE_FLOOR
@@ -175,6 +191,7 @@ class SolverVBD(SolverBase):
         tendon_settle_tol: float = 1.0e-3,
         tendon_activation_tol: float = 2.0e-3,
         tendon_keep_rows: bool = True,
+        joint_solver: str = "articulation",
         **newton_options,
     ):
         # newton's rigid_* options (docs/migration.md): checked before anything is built; the accepted
@@ -200,12 +217,32 @@ class SolverVBD(SolverBase):
         settled 30 % off at 8 iterations; at 100 it diverged)."""
         self._params = params
         self._init_tendon_controls(tendon_max_sweeps, tendon_settle_tol, tendon_activation_tol)
+        if joint_solver not in JOINT_SOLVERS:
+            raise ValueError(f"SolverVBD: joint_solver must be one of {JOINT_SOLVERS}, got {joint_solver!r}")
+        self.joint_solver = joint_solver
 
         m = model
         dev = self.device
+        self._trees = TreeScratch(m, dev) if joint_solver == "articulation" and m.joint_count else None
+        if self._trees is not None and m.tendon_count:
+            # An articulation that holds a routed cable's guide keeps the per-body sweep: the cable's
+            # material relaxation predicts each guide body's motion from that body's own Newton step,
+            # and a tree step that moved it otherwise let a cable slip over a welded frictional
+            # roller (mu = 10) where it holds (tensions 37 N and 5.3 N, still creeping after 2 s;
+            # the sweep: 8.7 N and 7.9 N, at rest; docs/limitations.md).
+            guide_body = m.tendon_guide_body.numpy()
+            held = np.unique(guide_body[guide_body >= 0])
+            tree = self._trees.body_tree_host
+            drop = np.zeros(self._trees.group_count, dtype=bool)
+            drop[tree[held][tree[held] >= 0]] = True
+            self._trees.drop_groups(drop)
+            if not (self._trees.body_tree_host >= 0).any():
+                self._trees = None
         self._colour_groups = self._build_colour_groups()
         self._joint_slot_count = 2 * m.joint_count
         self._init_rigid_scratch()
+        if self._trees is not None:
+            self._init_tree_step()
         self._tendon_slot_end = self._transmission_slot_base
 
         # Multipliers are State arrays (bound per step); penalties are per-step scratch.
@@ -249,6 +286,7 @@ class SolverVBD(SolverBase):
         lin.chain_head = wp.full(ns, -1, dtype=wp.int32, device=dev)
         lin.chain_next = wp.full(ns, -1, dtype=wp.int32, device=dev)
         lin.chain_ratio = wp.ones(ns, dtype=float, device=dev)
+        lin.route_tree_bodies = wp.array(self._route_tree_bodies(ns), dtype=float, device=dev)
         self._tendon_lin = lin
         # relax_tendon predicts from the tension the rows exerted in the last sweep (times dt^2),
         # kept privately: the public tendon_segment_lambda (XPBD's multiplier) stays zero.
@@ -281,6 +319,248 @@ class SolverVBD(SolverBase):
                 stacklevel=2,
             )
 
+    def _init_tree_step(self):
+        """The articulation pass's kernels and scratch (``joint_solver="articulation"``)."""
+        m = self.model
+        dev = self.device
+        variant = (self._has_universal_joints, self._has_row_armature)
+        self._solve_trees = joint_kernels.solve_articulation_kernel(*variant, newton=True)
+        moving = (m.body_inv_mass.numpy() > 0.0) & ((m.body_flags.numpy() & BODY_KINEMATIC) == 0)
+        tree = self._trees.body_tree_host
+        members = np.nonzero(moving & (tree >= 0))[0].astype(np.int32)
+        self._tree_bodies = wp.array(members, dtype=wp.int32, device=dev)
+        # Trees that share a routed cable, a transmission tendon or a coupling take their steps one
+        # colour after the other (``colour_trees``): stepped at once, a slider and the pulley that
+        # drives it through a frictional cable, each on a hinge of its own, pumped material from the
+        # tight span into the slack one.
+        colour = colour_trees(tree, self._trees.group_count, m.body_slot_start.numpy(), self._slot_rows())
+        kept = np.zeros(self._trees.group_count, dtype=bool)
+        kept[tree[members]] = True
+        self._tree_colours = []
+        for c in range(int(colour.max()) + 1 if colour.size else 0):
+            groups = np.nonzero((colour == c) & kept)[0].astype(np.int32)
+            if groups.size == 0:
+                continue
+            bodies = members[np.isin(tree[members], groups)]
+            self._tree_colours.append(
+                (wp.array(groups, dtype=wp.int32, device=dev), wp.array(bodies, dtype=wp.int32, device=dev))
+            )
+        # Joint forces enter each tree's Newton step, not the inertial prediction (``_predict_bodies``).
+        self._joint_wrench = wp.zeros(max(2 * m.joint_count, 1), dtype=wp.spatial_vector, device=dev)
+        self._body_hessian = wp.zeros(max(m.body_count, 1), dtype=wp.spatial_matrix, device=dev)
+        self._body_force = wp.zeros(max(m.body_count, 1), dtype=wp.spatial_vector, device=dev)
+        self._tree_drive_lambda = wp.zeros(max(m.joint_dof_count, 1), dtype=float, device=dev)
+        self._tree_limit_lambda = wp.zeros(max(m.joint_dof_count, 1), dtype=float, device=dev)
+        self._tree_response = wp.zeros(1, dtype=wp.spatial_matrix, device=dev)
+        self._body_idle = wp.zeros(max(m.body_count, 1), dtype=wp.int32, device=dev)
+        # A tree whose first Newton step left inactive contacts out and crossed them takes the step
+        # again from the same start with those contacts in: the start, and the contacts crossed.
+        self._saved_q = wp.zeros(max(m.body_count, 1), dtype=wp.transform, device=dev)
+        self._saved_delta = wp.zeros(max(m.body_count, 1), dtype=wp.spatial_vector, device=dev)
+        self._contact_forced = wp.zeros(max(m.contact_capacity, 1), dtype=wp.int32, device=dev)
+        self._no_contact_forced = wp.zeros(max(m.contact_capacity, 1), dtype=wp.int32, device=dev)
+        self._group_idle = wp.zeros(max(self._trees.group_count, 1), dtype=wp.int32, device=dev)
+
+    def _slot_rows(self) -> np.ndarray:
+        """Per entry of ``Model.body_slot``: an id of the row that slot belongs to when the row can
+        join bodies of different trees (a routed cable, a transmission tendon, a coupling), else -1."""
+        m = self.model
+        slots = m.body_slot.numpy().astype(np.int64)
+        rows = np.full(slots.shape, -1, dtype=np.int64)
+        guide_base = 2 * m.joint_count
+        tx_base = self._transmission_slot_base
+        cp_base = tx_base + m.transmission_slot_count
+        is_guide = (slots >= guide_base) & (slots < tx_base)
+        if is_guide.any():
+            guide = (slots[is_guide] - guide_base) // 2
+            rows[is_guide] = np.searchsorted(m.tendon_start.numpy(), guide, side="right") - 1
+        is_tx = (slots >= tx_base) & (slots < cp_base)
+        if is_tx.any():
+            owner = m.transmission_slot_tendon.numpy()[slots[is_tx] - tx_base]
+            rows[is_tx] = np.where(owner >= 0, m.tendon_count + owner, -1)
+        is_cp = (slots >= cp_base) & (slots < self._summed_slot_count)
+        if is_cp.any():
+            owner = m.coupling_slot_coupling.numpy()[slots[is_cp] - cp_base]
+            rows[is_cp] = np.where(owner >= 0, m.tendon_count + m.transmission_count + owner, -1)
+        return rows
+
+    def _route_tree_bodies(self, ns: int) -> np.ndarray:
+        """Per span, the number of articulation bodies on its tendon's route (``TendonLinearization``)."""
+        m = self.model
+        out = np.zeros(ns, dtype=np.float32)
+        if self._trees is None or m.tendon_count == 0:
+            return out
+        starts = m.tendon_start.numpy()
+        guide_body = m.tendon_guide_body.numpy()
+        tree = self._trees.body_tree_host
+        for t in range(m.tendon_count):
+            bodies = np.unique(guide_body[starts[t] : starts[t + 1]])
+            bodies = bodies[bodies >= 0]
+            # Span s = g - t for the guides g of tendon t but its last (``cable.span``).
+            out[starts[t] - t : starts[t + 1] - t - 1] = float(np.count_nonzero(tree[bodies] >= 0))
+        return out
+
+    def _assembly_kernel(self):
+        """The tree bodies' assembly compiled for the rows the model has (as ``_sweep_kernel``)."""
+        m = self.model
+        universal = self._has_universal_joints or self._has_row_armature
+        if m.transmission_count or m.coupling_count:
+            if universal:
+                return vbd_kernels.assemble_tree_bodies_transmissions_universal
+            return vbd_kernels.assemble_tree_bodies_transmissions
+        if universal:
+            return vbd_kernels.assemble_tree_bodies_universal
+        return vbd_kernels.assemble_tree_bodies
+
+    def _tree_step(
+        self,
+        control: Control,
+        contact_data: ContactData,
+        has_contacts: bool,
+        state_in: State,
+        state_out: State,
+        dt: float,
+    ):
+        """One Newton step of every articulation with its joints held (``kernels.joints.articulation``,
+        the ``newton`` variant): the bodies' systems without their tree's joints, then the tree solve,
+        one colour of trees after the other (``colour_trees``)."""
+        if has_contacts:
+            wp.copy(self._saved_q, state_out.body_q)
+            wp.copy(self._saved_delta, self._body_delta)
+        for groups, bodies in self._tree_colours:
+            self._group_idle.zero_()
+            # A tree whose model left out an inactive unilateral row (a contact about to close) takes
+            # its Newton step again: with contacts, from the same start with the contacts the first
+            # step crossed in its model (an active-set correction; from the first step's result, a
+            # chain at dt = 1/60 s landing on the ground fell through and was thrown back in every
+            # iteration); without, from the first step's result, as a body of the colour sweep does.
+            for second in (0, 1):
+                if second and has_contacts:
+                    self._restart_crossing_trees(contact_data, bodies, state_in, state_out, dt)
+                self._tree_newton_step(
+                    control, contact_data, has_contacts, groups, bodies, second, state_in, state_out, dt
+                )
+
+    def _restart_crossing_trees(
+        self, contact_data: ContactData, bodies: wp.array, state_in: State, state_out: State, dt: float
+    ):
+        """Mark the contacts the first Newton step of idle trees crossed, and put those trees back."""
+        t = self._trees
+        wp.launch(
+            vbd_kernels.mark_crossed_contacts,
+            dim=self.model.contact_capacity,
+            inputs=[
+                self._bodies,
+                self._params,
+                dt,
+                t.body_tree,
+                self._group_idle,
+                contact_data,
+                state_in.body_q,
+                state_out.body_q,
+                self._contact_duals,
+            ],
+            outputs=[self._contact_forced],
+            device=self.device,
+        )
+        wp.launch(
+            vbd_kernels.restore_idle_trees,
+            dim=bodies.shape[0],
+            inputs=[bodies, t.body_tree, self._group_idle],
+            outputs=[state_out.body_q, self._body_delta, self._saved_q, self._saved_delta],
+            device=self.device,
+        )
+
+    def _tree_newton_step(
+        self,
+        control: Control,
+        contact_data: ContactData,
+        has_contacts: bool,
+        groups: wp.array,
+        bodies: wp.array,
+        second: int,
+        state_in: State,
+        state_out: State,
+        dt: float,
+    ):
+        """The assembly of ``bodies`` and the tree solve of ``groups`` (the first or ``second`` pass)."""
+        dev = self.device
+        t = self._trees
+        wp.launch(
+            self._assembly_kernel(),
+            dim=chunked(bodies.shape[0], self._chunk),
+            inputs=[
+                self._bodies,
+                self._joints,
+                bodies,
+                self._chunk,
+                self._joint_slot_count,
+                self._summed_slot_count,
+                dt,
+                t.joint_in_tree,
+                control.joint_target_pos,
+                control.joint_target_vel,
+                contact_data,
+                int(has_contacts),
+                state_in.body_q,
+                self._joint_q_prev,
+                self._joint_qd_prev,
+                state_out.body_q,
+                self._tendon_lin,
+                self._xs,
+                self._joint_duals,
+                self._contact_duals,
+                self._body_delta,
+                t.body_tree,
+                self._group_idle,
+                self._contact_forced if second else self._no_contact_forced,
+                second,
+            ],
+            outputs=[self._body_hessian, self._body_force, self._body_idle],
+            device=dev,
+        )
+        wp.launch(
+            self._solve_trees,
+            dim=chunked(groups.shape[0], self._chunk),
+            inputs=[
+                self._bodies,
+                self._joints,
+                1.0,
+                1.0,
+                dt,
+                *t.tree_arrays,
+                groups,
+                groups.shape[0],
+                self._chunk,
+                1,  # the joint forces, in every Newton step
+                1,  # the other rows' forces (``_body_force``)
+                0,  # no articulated response: the contacts are in the bodies' blocks
+                control.joint_target_pos,
+                control.joint_target_vel,
+                self._joint_q_prev,
+                self._joint_qd_prev,
+                state_out.body_q,
+                self._joint_wrench,
+                self._body_force,
+            ],
+            outputs=[
+                self._tree_drive_lambda,
+                self._body_delta,
+                t.node_d,
+                t.node_e,
+                t.node_y,
+                t.node_drive,
+                self._tree_response,
+                self._tree_limit_lambda,
+                *t.scratch(),
+                self._body_hessian,
+                self._body_idle,
+                self._group_idle,
+                second,
+            ],
+            device=dev,
+        )
+
     # ------------------------------------------------------------------------------------------
 
     def _build_colour_groups(self) -> list[wp.array]:
@@ -290,6 +570,9 @@ class SolverVBD(SolverBase):
             return []
         colours = m.body_color.numpy()
         moving = (m.body_inv_mass.numpy() > 0.0) & ((m.body_flags.numpy() & BODY_KINEMATIC) == 0)
+        if self._trees is not None:
+            # Articulation bodies take their Newton steps in the tree pass, not in the colour sweep.
+            moving = moving & (self._trees.body_tree_host < 0)
         missing = np.nonzero(moving & (colours < 0))[0]
         if missing.size:
             raise ValueError(
@@ -399,6 +682,8 @@ class SolverVBD(SolverBase):
                     ],
                     device=dev,
                 )
+            if self._trees is not None:
+                self._tree_step(control, contact_data, has_contacts, state_in, state_out, dt)
             if m.tendon_count and it == self.iterations - 1:
                 # The last sweep's dual step (earlier ones are taken by the next linearize_tendons).
                 wp.launch(
@@ -478,6 +763,10 @@ class SolverVBD(SolverBase):
         own = [vbd_kernels.update_transmission_duals] if m.transmission_count else []
         if self._colour_groups:  # no moving body: no sweep
             own.append(self._sweep_kernel())
+        if self._trees is not None:
+            own += [self._assembly_kernel(), self._solve_trees]
+            if m.contact_capacity:
+                own += [vbd_kernels.mark_crossed_contacts, vbd_kernels.restore_idle_trees]
         if m.joint_count or m.contact_capacity:
             own.append(vbd_kernels.update_joint_duals if m.joint_count else vbd_kernels.update_contact_duals)
         return tendon_pass, own
@@ -543,4 +832,6 @@ class SolverVBD(SolverBase):
         self._tendon_lin.lam = state_out.tendon_segment_multiplier
 
     def _predict(self, state_in: State, state_out: State, control: Control, dt: float):
+        if self._trees is not None:
+            self._tree_limit_lambda.zero_()
         self._predict_bodies(state_in, state_out, control, dt)

@@ -14,7 +14,7 @@ from newton_tendon.kernels.types import BODY_KINEMATIC
 from ..collision import Contacts
 from ..model import Model
 from ..state import Control, State
-from ._articulations import articulation_trees
+from ._articulations import TreeScratch
 from ._joint_groups import joint_groups
 from .base import SolverBase, chunked
 
@@ -224,48 +224,19 @@ class SolverXPBD(SolverBase):
         """Trees of the articulation pass (``solvers._articulations``) and its per-node scratch."""
         m = self.model
         dev = self.device
-        trees = articulation_trees(
-            m.joint_parent.numpy(),
-            m.joint_child.numpy(),
-            m.joint_type.numpy(),
-            m.body_mass.numpy(),
-            m.body_flags.numpy(),
-        )
+        self._trees = TreeScratch(m, dev)
         self._solve_trees = joint_kernels.solve_articulation_kernel(*variant)
-        self._tree_group_count = len(trees["node_start"]) - 1
-        self._tree_arrays = [
-            wp.array(trees[k] if len(trees[k]) else np.zeros(1, np.int32), dtype=wp.int32, device=dev)
-            for k in ("node_start", "node_kind", "node_index", "node_parent", "node_pbody", "node_cbody")
-        ]
-        nodes = max(len(trees["node_kind"]), 1)
-        self._node_d = wp.zeros(nodes, dtype=joint_kernels.mat66d, device=dev)
-        self._node_e = wp.zeros(nodes, dtype=joint_kernels.mat66d, device=dev)
-        self._node_y = wp.zeros(nodes, dtype=joint_kernels.vec6d, device=dev)
-        self._node_drive = wp.zeros(nodes, dtype=wp.int32, device=dev)
-        # The factorization the iterations of a step reuse: factors, Z blocks and row patterns.
-        self._node_l = wp.zeros(nodes, dtype=joint_kernels.mat66d, device=dev)
-        self._node_z = wp.zeros(nodes, dtype=joint_kernels.mat66d, device=dev)
-        self._node_mask = wp.zeros(nodes, dtype=wp.int32, device=dev)
-        # Each joint node's rows and arms, from which a factoring iteration builds its blocks.
-        self._node_rows_l = wp.zeros(nodes, dtype=wp.mat33, device=dev)
-        self._node_rows_a = wp.zeros(nodes, dtype=wp.mat33, device=dev)
-        self._node_arm_c = wp.zeros(nodes, dtype=wp.vec3, device=dev)
-        self._node_arm_p = wp.zeros(nodes, dtype=wp.vec3, device=dev)
+        self._tree_group_count = self._trees.group_count
         # Generalized joint forces go into the tree solve, not the prediction (``_predict_bodies``).
         self._wants_response = m.contact_capacity > 0
         self._joint_wrench = wp.zeros(max(2 * m.joint_count, 1), dtype=wp.spatial_vector, device=dev)
         # Each tree body's articulated response, for the contact rows (``contacts.side_inv_mass``).
-        tree = np.full(max(m.body_count, 1), -1, dtype=np.int32)
-        starts = trees["node_start"]
-        node_group = np.repeat(np.arange(len(starts) - 1, dtype=np.int32), np.diff(starts))
-        is_body = trees["node_kind"] == 0
-        tree[trees["node_index"][is_body]] = node_group[is_body]
-        self._response_tree = wp.array(tree, dtype=wp.int32, device=dev)
+        self._response_tree = self._trees.body_tree
         # The other rows' corrections of tree bodies, as impulses the tree pass applies.
         self._body_impulse = wp.zeros(max(m.body_count, 1), dtype=wp.spatial_vector, device=dev)
         self._body_response = wp.zeros(max(m.body_count, 1), dtype=wp.spatial_matrix, device=dev)
-        self._loop_start = trees["loop_start"]
-        self._loop_joint = trees["loop_joint"]
+        self._loop_start = self._trees.loop_start
+        self._loop_joint = self._trees.loop_joint
         self._has_loop_joints = len(self._loop_joint) > 0
 
     def _solver_step_kernels(self) -> tuple[list, list]:
@@ -419,7 +390,8 @@ class SolverXPBD(SolverBase):
                 self.joint_linear_relaxation,
                 self.joint_angular_relaxation,
                 dt,
-                *self._tree_arrays,
+                *self._trees.tree_arrays,
+                self._trees.all_groups,
                 self._tree_group_count,
                 self._chunk,
                 1 if self._first_iteration else 0,
@@ -436,19 +408,18 @@ class SolverXPBD(SolverBase):
             outputs=[
                 self._joint_lambda,
                 self._body_delta,
-                self._node_d,
-                self._node_e,
-                self._node_y,
-                self._node_drive,
+                self._trees.node_d,
+                self._trees.node_e,
+                self._trees.node_y,
+                self._trees.node_drive,
                 self._body_response,
                 self._limit_lambda,
-                self._node_l,
-                self._node_z,
-                self._node_mask,
-                self._node_rows_l,
-                self._node_rows_a,
-                self._node_arm_c,
-                self._node_arm_p,
+                *self._trees.scratch(),
+                # SolverVBD's variant's Newton-step inputs, not read here:
+                self._body_response,
+                self._response_tree,
+                self._response_tree,
+                0,
             ],
             device=self.device,
         )

@@ -181,9 +181,12 @@ def test_universal_joints_with_armature_in_three_worlds_match_one_world_runs(sol
     with armature below it (a moving parent: the row, not the child's inertia), gravity and a ground
     contact, replicated into three worlds (an odd count) that start with different velocities. Each
     world's coordinates after 0.3 s equal the same scene run alone from that world's start (1e-6 rad:
-    the worlds share no arithmetic; measured bitwise equal on the CPU)."""
+    the worlds share no arithmetic; measured bitwise equal on the CPU). The arm hangs from 0.66 m, so
+    its tip starts 3 cm clear of the ground: from 0.6 m it started 3 cm inside it, and the contact's
+    push, the same in every world, swamped the start velocities (VBD's articulation pass left the
+    worlds 0.007 rad apart)."""
     xml = """<mujoco><worldbody><geom type="plane" size="2 2 0.1"/>
-      <body name="arm" pos="0 0 0.6"><joint name="a" axis="1 0 0"/><joint name="b" axis="0 1 0" armature="0.02"/>
+      <body name="arm" pos="0 0 0.66"><joint name="a" axis="1 0 0"/><joint name="b" axis="0 1 0" armature="0.02"/>
         <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03"/>
         <body name="tip" pos="0 0 -0.3"><joint name="c" axis="0 1 0" armature="0.01"/>
           <geom type="capsule" fromto="0 0 0 0.3 0 -0.3" size="0.03"/></body>

@@ -1,11 +1,13 @@
-"""SolverXPBD's articulation joint pass (``joint_solver="articulation"``, the default; issue 43).
+"""The articulation joint pass of both solvers (``joint_solver="articulation"``, the default; issue 43).
 
 Each articulation's joint rows are solved together, exactly for the rows linearized at the current
-poses, by a tree factorization (``kernels/joints/articulation.py``, docs/articulations.md). What it
-must show: the tree builder covers every constraining joint once; one iteration meets the linearized
-joints of a whole humanoid (second-order residual, where the Gauss-Seidel pass leaves most of it);
-joint forces reach a point-like link as its hinge's effective mass says, at any iteration count;
-and the rows a joint pass shares (angle limits) read angles the short way round.
+poses, by a tree factorization (``kernels/joints/articulation.py``, docs/articulations.md): SolverXPBD
+projects with the mass blocks, SolverVBD takes the Newton step of the tree's incremental potential
+with the joints held. What it must show: the tree builder covers every constraining joint once; one
+iteration meets the linearized joints of a whole humanoid (second-order residual, where the
+Gauss-Seidel pass leaves most of it); joint forces reach a point-like link as its hinge's effective
+mass says, at any iteration count; and the rows a joint pass shares (angle limits) read angles the
+short way round.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import warp as wp
 
 import newton_tendon as nt
 from newton_tendon.kernels.types import JOINT_FIXED, JOINT_FREE, JOINT_REVOLUTE
-from newton_tendon.solvers import SolverXPBD
+from newton_tendon.solvers import SolverVBD, SolverXPBD
 from newton_tendon.solvers._articulations import NODE_BODY, NODE_JOINT, articulation_trees
 
 
@@ -96,14 +98,20 @@ def _anchor_residual(model, state) -> float:
     return worst
 
 
-@pytest.mark.parametrize("joint_solver", ["articulation", "gauss_seidel"])
-def test_one_iteration_meets_the_linearized_joints(joint_solver):
+ARTICULATION_PASSES = [(SolverXPBD, "articulation"), (SolverVBD, "articulation")]
+"""The two solvers' articulation passes (the default ``joint_solver`` of both)."""
+
+
+@pytest.mark.parametrize(
+    "solver_cls, joint_solver", [*ARTICULATION_PASSES, (SolverXPBD, "gauss_seidel")], ids=["xpbd", "vbd", "xpbd-gs"]
+)
+def test_one_iteration_meets_the_linearized_joints(solver_cls, joint_solver):
     """Bodies moved 2 mm at random (a floating base with a three-hinge shoulder whose light virtual
     links sit between the hinges, a hinge with armature, a slider, a ball): one articulation pass
     solves the rows linearized there exactly, so what is left is second order in the error:
     measured 6.7e-3 m -> 5.8e-5 m, bound 4 e^2 / (1 m) = 1.8e-4 m; a second pass takes it to float32
     rounding (bound 2e-6 m). One Gauss-Seidel pass, joint after joint, leaves 17 % of it (bound:
-    more than 10 %)."""
+    more than 10 %). SolverVBD's Newton step holds the same linearized rows, so the same bounds hold."""
     b = nt.ModelBuilder()
     b.add_mjcf(CHAIN)
     model = b.finalize("cpu")
@@ -114,7 +122,7 @@ def test_one_iteration_meets_the_linearized_joints(joint_solver):
         q[:, :3] += rng.normal(0.0, 2e-3, q[:, :3].shape).astype(np.float32)
         s0.body_q.assign(q)
         before = _anchor_residual(model, s0)
-        SolverXPBD(model, iterations=iterations, joint_solver=joint_solver).step(s0, s1, None, None, 1e-4)
+        solver_cls(model, iterations=iterations, joint_solver=joint_solver).step(s0, s1, None, None, 1e-4)
         after = _anchor_residual(model, s1)
         assert np.all(np.isfinite(s1.body_q.numpy()))
         if joint_solver == "gauss_seidel":
@@ -129,8 +137,9 @@ POINT_PENDULUM = """<mujoco><option timestep="0.02" gravity="0 0 0"/><worldbody>
 <actuator><motor joint="h" gear="1"/></actuator></mujoco>"""
 
 
+@pytest.mark.parametrize("solver_cls", [SolverXPBD, SolverVBD], ids=["xpbd", "vbd"])
 @pytest.mark.parametrize("iterations", [1, 2, 8])
-def test_joint_force_on_a_point_like_link(iterations):
+def test_joint_force_on_a_point_like_link(solver_cls, iterations):
     """A 1 kg point mass 0.5 m from a hinge (I about its COM 1e-3 kg m^2) under f = 0.25 N m, no
     gravity, dt = 0.02 s: the hinge's effective inertia is I + m r^2 = 0.251 kg m^2, and the
     semi-implicit Euler steps give theta_N = a dt^2 N (N + 1) / 2 with a = f / 0.251 rad/s^2:
@@ -138,11 +147,12 @@ def test_joint_force_on_a_point_like_link(iterations):
     articulation solve; as a body torque in the prediction it spun the point about its own centre by
     0.1 rad per step and the Gauss-Seidel pass kept 0.286 rad (docs/limitations.md before issue 43).
     Tolerance 0.2 %: the anchor stays met to float32 rounding, and the step's arc differs from the
-    chord by (0.01 rad)^2 / 6."""
+    chord by (0.01 rad)^2 / 6. SolverVBD adds the force's impulse to every Newton step of the tree
+    (the gradient of -f q is the same at every iterate) and reaches the same angle."""
     b = nt.ModelBuilder()
     b.add_mjcf(POINT_PENDULUM)
     model = b.finalize("cpu")
-    solver = SolverXPBD(model, iterations=iterations)
+    solver = solver_cls(model, iterations=iterations)
     s0, s1 = model.state(), model.state()
     control = model.control()
     control.joint_f.assign(np.array([0.25], dtype=np.float32))
@@ -162,8 +172,10 @@ WRIST = """<mujoco><option timestep="0.002" gravity="0 0 0"/><worldbody>
 <actuator><motor joint="w" gear="20"/></actuator></mujoco>"""
 
 
-@pytest.mark.parametrize("joint_solver", ["articulation", "gauss_seidel"])
-def test_a_limit_at_minus_pi_holds_where_the_angle_wraps(joint_solver):
+@pytest.mark.parametrize(
+    "solver_cls, joint_solver", [*ARTICULATION_PASSES, (SolverXPBD, "gauss_seidel")], ids=["xpbd", "vbd", "xpbd-gs"]
+)
+def test_a_limit_at_minus_pi_holds_where_the_angle_wraps(solver_cls, joint_solver):
     """A wrist with range [-pi, 0] driven into its lower limit by 20 N m (humanoid_CMU's wrists):
     its angle wraps to (-pi, pi], so past the limit it reads +pi - e, and a limit row that read it so
     saw it 3.1 rad past the upper limit and threw the arm round at 3,800 rad/s. The limit now reads
@@ -173,7 +185,7 @@ def test_a_limit_at_minus_pi_holds_where_the_angle_wraps(joint_solver):
     b = nt.ModelBuilder()
     b.add_mjcf(WRIST)
     model = b.finalize("cpu")
-    solver = SolverXPBD(model, joint_solver=joint_solver)
+    solver = solver_cls(model, joint_solver=joint_solver)
     s0, s1 = model.state(), model.state()
     control = model.control()
     control.joint_f.assign(np.array([-20.0], dtype=np.float32))

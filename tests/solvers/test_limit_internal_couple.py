@@ -10,12 +10,11 @@ then the chain stops. XPBD (8 iterations) ends with the proximal link at +0.36 r
 
 VBD turned it to -1.34 rad even at 64 iterations: a violated angular limit grew the joint's linear
 penalty (``rho_lin``), while the limit row reads the angular one, so the limit never stiffened and
-its multiplier overshot (-2.48 N m against the -1 N m that holds the couple after one step). Fixed:
-now one step at 64 iterations ends with the multiplier at -0.986 N m and the chain's momentum at
-1e-6 N m s, and the test's run ends at +0.062 rad. At 8 and 32 iterations VBD still turns the chain
-the wrong way (-2.81, -2.59 rad): its Gauss-Seidel sweep does not converge under a couple that
-rotates the 0.05 kg link's prediction by 0.1 rad per step (a fixed joint in place of the limited
-hinge drifts as much at 8 iterations). That case is a strict xfail (docs/limitations.md).
+its multiplier overshot. Fixed, VBD's per-body sweep (``joint_solver="body"``) still turned the chain
+the wrong way at 8 and 32 iterations (-2.81, -2.59 rad): its Gauss-Seidel sweep does not converge
+under a couple that rotates the 0.05 kg link's prediction by 0.1 rad per step. Its articulation pass
+(the default since issue 43) takes the Newton step of the whole chain with the hinge rows held and
+ends at +0.377 rad at 8 and at 64 iterations; XPBD's articulation pass at +0.414.
 """
 
 from __future__ import annotations
@@ -65,18 +64,12 @@ def _proximal_angle(solver_name: str, iterations: int) -> float:
     [
         ("xpbd", 8),
         ("vbd", 64),
-        pytest.param(
-            "vbd",
-            8,
-            marks=pytest.mark.xfail(
-                strict=True, reason="VBD's sweep does not converge under this couple at 8 iterations"
-            ),
-        ),
+        ("vbd", 8),
     ],
 )
 def test_internal_couple_at_a_limit_does_not_turn_the_chain(solver_name, iterations):
     """The proximal link ends turned the way the couple's reaction pushes it (+), by a fraction of a
-    radian: [0, 0.5] rad holds XPBD's 0.36 and VBD's 0.062 (64 iterations); the wrong-way turns
+    radian: [0, 0.5] rad holds XPBD's 0.414 and VBD's 0.377 (8 and 64 iterations); the wrong-way turns
     were below -1.3 rad."""
     angle = _proximal_angle(solver_name, iterations)
     assert 0.0 <= angle <= 0.5, angle

@@ -118,10 +118,13 @@ def _max_anchor_error(model, body_q: np.ndarray) -> float:
 def test_uncoloured_model_is_rejected_with_the_fix_in_the_message(device):
     """VBD updates the bodies of one colour in parallel: a model with moving bodies and no colours is
     refused with a ValueError that names ``builder.color()``; adding a body after colouring drops the
-    (now stale) colours, so it is refused again until the builder is recoloured."""
+    (now stale) colours, so it is refused again until the builder is recoloured. Bodies of an
+    articulation take their steps in the tree pass (``joint_solver="articulation"``, the default) and
+    need no colour: the uncoloured chain is accepted there."""
     b, _ = _chain(1.0, 0.0, links=2)
     with pytest.raises(ValueError, match=r"builder\.color\(\)"):
-        SolverVBD(b.finalize(device))
+        SolverVBD(b.finalize(device), joint_solver="body")
+    SolverVBD(b.finalize(device))  # every moving body is in a tree: no colour needed
     b.color()
     SolverVBD(b.finalize(device))  # coloured: accepted
     b.add_body(xform=(0.0, 0.0, 3.0, 0, 0, 0, 1), mass=1.0, inertia=np.eye(3) * 0.01)

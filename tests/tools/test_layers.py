@@ -214,7 +214,10 @@ def _defined_names(path: Path) -> set[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            for t in node.targets:
+                # ``a = ...`` and ``a, b = ...`` (a factory returning several kernels)
+                elts = t.elts if isinstance(t, ast.Tuple) else [t]
+                names.update(e.id for e in elts if isinstance(e, ast.Name))
     return names
 
 

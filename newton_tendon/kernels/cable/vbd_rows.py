@@ -155,6 +155,10 @@ class TendonLinearization:
     """At the head of a run in a chain row: the head of the next run (-1 at the chain's end)."""
     chain_ratio: wp.array(dtype=float)
     """At a run's head: the capstan ratio exp(mu theta) [1] of the guide to the next run."""
+    route_tree_bodies: wp.array(dtype=float)
+    """Per span: how many articulation bodies its tendon's route holds (SolverVBD's articulation
+    pass; 0 without it). Those bodies take their Newton steps at once, so a run or chain row on them
+    has its Hessian scaled by that count (``vbd_span_rows.add_tendon_slot``)."""
 
 
 @wp.func

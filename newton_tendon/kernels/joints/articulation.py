@@ -28,6 +28,18 @@ eliminating nodes leaves first keeps it: for a node n with tree parent t,
 definite for a body, negative definite for a joint), then x_root = D_root^-1 y_root and, root to
 leaves, x_n = z_n - Z_n x_t. Float64 throughout: a light link on a long lever puts 1e6 between
 inertias in one tree.
+
+SolverVBD (the ``newton`` variants) takes the same system as one Newton step of a tree's incremental
+potential E(x) = sum_b |x_b - y_b|^2_M / (2 dt^2) + E_rows(x) with the tree's joint rows as
+constraints: minimize d^T H d / 2 - f^T d subject to the linearized rows, where H and f = -dE/dx are
+each body's 6x6 Hessian and force from its inertia and every row but its tree's joints (contacts,
+cable spans, transmission tendons, loop joints; ``vbd_sweep.assemble_tree_bodies``, evaluated for all
+tree bodies at the current poses). Scaled by dt^2 the blocks are ``H dt^2`` in place of M (which it
+contains: M + dt^2 K_rows) and ``f dt^2`` in place of the impulses, plus the joint forces' ``w dt^2``
+in every iteration (the force of an energy -w^T x, whose gradient is the same at every iterate).
+A drive's row carries its whole force (lambda 0: the potential is re-evaluated every iteration, so
+nothing accumulates), and a limit's multiplier is the last step's force, not a sum. H changes with
+the contacts every iteration, so every iteration factors.
 """
 
 import warp as wp
@@ -240,7 +252,35 @@ def body_mass_block(bodies: BodyModel, b: int, q: wp.transform):
     return out
 
 
-def _make_articulation_pass(universal: bool, armature: bool):
+@wp.func
+def drive_lambda(joint_lambda: wp.array(dtype=float), dof: int, newton: bool):
+    """A drive row's accumulated multiplier: XPBD's (its rows carry the force of the earlier
+    iterations as lambda), 0 in a Newton step (the row's right-hand side is its whole force)."""
+    if newton:
+        return 0.0
+    return joint_lambda[dof]
+
+
+@wp.func
+def body_newton_block(bodies: BodyModel, b: int, body_hessian: wp.array(dtype=wp.spatial_matrix)):
+    """A tree body's block in SolverVBD's Newton step: its Hessian times dt^2 (``body_hessian``, the
+    inertia and every row but its tree's joints), the identity for a body that cannot move."""
+    out = mat66d()
+    if not is_moving_body(bodies, b):
+        for i in range(6):
+            out[i, i] = wp.float64(1.0)
+        return out
+    h = body_hessian[b]
+    for i in range(6):
+        for k in range(6):
+            out[i, k] = wp.float64(h[i, k])
+    return out
+
+
+def _make_articulation_pass(universal: bool, armature: bool, newton: bool = False):
+    """The pass for models with (or without) universal joints and row armature. ``newton``: SolverVBD's
+    variant, a Newton step of each tree's incremental potential (module docstring, "SolverVBD")."""
+
     def articulation_pass(
         # Model: the trees (``solvers._articulations``: node CSR per group, ``chunk`` groups per thread)
         bodies: BodyModel,
@@ -254,6 +294,7 @@ def _make_articulation_pass(universal: bool, armature: bool):
         node_parent: wp.array(dtype=wp.int32),
         node_pbody: wp.array(dtype=wp.int32),
         node_cbody: wp.array(dtype=wp.int32),
+        group_list: wp.array(dtype=wp.int32),
         group_count: int,
         chunk: int,
         apply_forces: int,  # 1: add the joint forces' impulses (``joint_wrench`` dt^2): the first iteration
@@ -284,16 +325,36 @@ def _make_articulation_pass(universal: bool, armature: bool):
         node_rows_a: wp.array(dtype=wp.mat33),
         node_arm_c: wp.array(dtype=wp.vec3),
         node_arm_p: wp.array(dtype=wp.vec3),
+        body_hessian: wp.array(dtype=wp.spatial_matrix),
+        body_idle: wp.array(dtype=wp.int32),
+        group_idle: wp.array(dtype=wp.int32),
+        second_pass: int,
     ):
-        """One iteration's articulation solve for ``chunk`` groups (see the module docstring)."""
+        """One iteration's articulation solve for ``chunk`` groups of ``group_list`` (all groups for
+        XPBD; one colour of them for SolverVBD) (see the module docstring).
+
+        SolverVBD's variant (``newton``) marks in ``group_idle`` each group with a body whose model
+        left out an inactive unilateral row (``body_idle``); in the ``second_pass`` only those groups
+        take another Newton step (``vbd_sweep.assemble_tree_bodies``)."""
         tid = wp.tid()
         g0 = tid * chunk
         g1 = wp.min(g0 + chunk, group_count)
         # One group (the trees of one articulation) after another: the decisions below (refactoring,
         # the trust region) are each group's own, so a world's result never depends on another's.
-        for g in range(g0, g1):
+        for gi in range(g0, g1):
+            g = group_list[gi]
             n_first = node_start[g]
             n_last = node_start[g + 1]
+            if wp.static(newton):
+                if second_pass != 0:
+                    if group_idle[g] == 0:
+                        continue
+                else:
+                    idle = int(0)
+                    for n in range(n_first, n_last):
+                        if node_kind[n] == NODE_BODY:
+                            idle = idle + body_idle[node_index[n]]
+                    group_idle[g] = idle
             dt2 = wp.float64(dt) * wp.float64(dt)
             # 1. Body nodes: the joint forces' impulses and the other rows' (their blocks are built in
             # step 3, when the group is factored).
@@ -373,7 +434,7 @@ def _make_articulation_pass(universal: bool, armature: bool):
                             qd_n,
                             joint_target_pos[ds + k],
                             joint_target_vel[ds + k],
-                            joint_lambda[ds + k],
+                            drive_lambda(joint_lambda, ds + k, wp.static(newton)),
                             limit_lambda[ds + k],
                             False,
                         )
@@ -436,7 +497,7 @@ def _make_articulation_pass(universal: bool, armature: bool):
                             qd_n,
                             joint_target_pos[dk],
                             joint_target_vel[dk],
-                            joint_lambda[dk],
+                            drive_lambda(joint_lambda, dk, wp.static(newton)),
                             limit_lambda[dk],
                             True,
                         )
@@ -495,7 +556,7 @@ def _make_articulation_pass(universal: bool, armature: bool):
             # them (the chord method: the rows' right-hand sides are current, the matrix is the one at
             # the factorization, a few milliradians of rotation apart within a step), which costs a
             # triangular solve and two 6x6 products per node instead of a factorization.
-            refactor = apply_forces != 0 or changed != 0
+            refactor = apply_forces != 0 or changed != 0 or wp.static(newton)
             if refactor:
                 # The blocks: bodies' mass blocks, then each joint's blocks on its two bodies
                 # (E = -J on the joint's side, -J^T on a body's).
@@ -503,7 +564,10 @@ def _make_articulation_pass(universal: bool, armature: bool):
                     node_e[n] = mat66d()
                     if node_kind[n] == NODE_BODY:
                         b = node_index[n]
-                        node_d[n] = body_mass_block(bodies, b, body_q[b])
+                        if wp.static(newton):
+                            node_d[n] = body_newton_block(bodies, b, body_hessian)
+                        else:
+                            node_d[n] = body_mass_block(bodies, b, body_q[b])
                 for n in range(n_first, n_last):
                     if node_kind[n] != NODE_JOINT:
                         continue
@@ -610,11 +674,14 @@ def _make_articulation_pass(universal: bool, armature: bool):
                             dof = ds + ri
                             if ri >= 3:
                                 dof = ds + dim[0] + ri - 3
-                            if (bits & (1 << ri)) != 0:
+                            if (bits & (1 << ri)) != 0 and not wp.static(newton):
                                 joint_lambda[dof] = joint_lambda[dof] + float(x[ri])
                             if (bits & (1 << (6 + ri))) != 0:
                                 # A limit keeps its multiplier while it pushes, and lets go when it would pull.
-                                lam = limit_lambda[dof] + float(x[ri])
+                                # (A Newton step's multiplier is the whole force, not an increment.)
+                                lam = float(x[ri])
+                                if not wp.static(newton):
+                                    lam = lam + limit_lambda[dof]
                                 if (bits & (1 << (12 + ri))) != 0:
                                     limit_lambda[dof] = wp.min(lam, 0.0)
                                 else:
@@ -627,17 +694,30 @@ ARTICULATION_MODULE = "newton_tendon.kernels.joints_articulation"
 """Warp module of the ``solve_articulations`` variants."""
 wp.get_module(ARTICULATION_MODULE).options["enable_backward"] = False
 
+NEWTON_MODULE = "newton_tendon.kernels.joints_articulation_vbd"
+"""Warp module of SolverVBD's variants (``newton``), so that neither solver compiles the other's."""
+for _suffix in ("", "_universal", "_armature", "_universal_armature"):
+    wp.get_module(ARTICULATION_MODULE + _suffix).options["enable_backward"] = False
+    wp.get_module(NEWTON_MODULE + _suffix).options["enable_backward"] = False
+
 _ARTICULATION_VARIANTS = {
-    (u, a): wp.kernel(
-        _make_articulation_pass(u, a),
-        name="solve_articulations" + ("_universal" if u else "") + ("_armature" if a else ""),
-        module=ARTICULATION_MODULE,
+    (u, a, n): wp.kernel(
+        _make_articulation_pass(u, a, n),
+        name="solve_articulations"
+        + ("_newton" if n else "")
+        + ("_universal" if u else "")
+        + ("_armature" if a else ""),
+        # One module per variant: a model compiles only the one it runs (four in one module took 25 s
+        # to compile on the CPU).
+        module=(NEWTON_MODULE if n else ARTICULATION_MODULE) + ("_universal" if u else "") + ("_armature" if a else ""),
     )
     for u in (False, True)
     for a in (False, True)
+    for n in (False, True)
 }
 
 
-def solve_articulation_kernel(universal: bool, armature: bool):
-    """The ``solve_articulations`` variant for a model with (or without) universal joints and row armature."""
-    return _ARTICULATION_VARIANTS[(bool(universal), bool(armature))]
+def solve_articulation_kernel(universal: bool, armature: bool, newton: bool = False):
+    """The ``solve_articulations`` variant for a model with (or without) universal joints and row
+    armature; ``newton``: SolverVBD's Newton step of each tree."""
+    return _ARTICULATION_VARIANTS[(bool(universal), bool(armature), bool(newton))]
