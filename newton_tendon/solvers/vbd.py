@@ -434,8 +434,10 @@ class SolverVBD(SolverBase):
             # step crossed in its model (an active-set correction; from the first step's result, a
             # chain at dt = 1/60 s landing on the ground fell through and was thrown back in every
             # iteration); without, from the first step's result, as a body of the colour sweep does.
-            for second in (0, 1):
-                if second and has_contacts:
+            # Only contacts leave rows out of a tree body's model (a body holding a cable's guide is
+            # in no tree, and the tree's joints are in the solve): without them one pass is all.
+            for second in (0, 1) if has_contacts else (0,):
+                if second:
                     self._restart_crossing_trees(contact_data, bodies, state_in, state_out, dt)
                 self._tree_newton_step(
                     control, contact_data, has_contacts, groups, bodies, second, state_in, state_out, dt
