@@ -161,10 +161,8 @@ def articulation_trees(
 
 
 class TreeScratch:
-    """The trees of a model on the device and the per-node scratch of the articulation pass (both
-    solvers): node arrays (``tree_arrays``, in the kernel's argument order), the factorization the
-    iterations of a step reuse (factors ``node_l``, ``node_z`` and row patterns ``node_mask``), each
-    joint node's rows and arms, and each body's tree (``body_tree``, -1 for none)."""
+    """The trees of a model on the device with the per-node scratch of the articulation pass (both
+    solvers; ``nodes``, a ``TreeNodes``), and each body's tree (``body_tree``, -1 for none)."""
 
     def __init__(self, model, device):
         import warp as wp
@@ -180,26 +178,26 @@ class TreeScratch:
             m.body_flags.numpy(),
         )
         self.group_count = len(trees["node_start"]) - 1
-        self.tree_arrays = [
-            wp.array(trees[k] if len(trees[k]) else np.zeros(1, np.int32), dtype=wp.int32, device=device)
-            for k in ("node_start", "node_kind", "node_index", "node_parent", "node_pbody", "node_cbody")
-        ]
         nodes = max(len(trees["node_kind"]), 1)
 
         def per_node(dtype):
             return wp.zeros(nodes, dtype=dtype, device=device)
 
-        self.node_d = per_node(joint_kernels.mat66d)
-        self.node_e = per_node(joint_kernels.mat66d)
-        self.node_y = per_node(joint_kernels.vec6d)
-        self.node_drive = per_node(wp.int32)
-        self.node_l = per_node(joint_kernels.mat66d)
-        self.node_z = per_node(joint_kernels.mat66d)
-        self.node_mask = per_node(wp.int32)
-        self.node_rows_l = per_node(wp.mat33)
-        self.node_rows_a = per_node(wp.mat33)
-        self.node_arm_c = per_node(wp.vec3)
-        self.node_arm_p = per_node(wp.vec3)
+        t = joint_kernels.TreeNodes()
+        for k in ("start", "kind", "index", "parent", "pbody", "cbody"):
+            host = trees["node_" + k]
+            setattr(t, k, wp.array(host if len(host) else np.zeros(1, np.int32), dtype=wp.int32, device=device))
+        for k in ("d", "e", "factor", "z"):
+            setattr(t, k, per_node(joint_kernels.mat66d))
+        t.y = per_node(joint_kernels.vec6d)
+        t.drive = per_node(wp.int32)
+        t.mask = per_node(wp.int32)
+        t.rows_l = per_node(wp.mat33)
+        t.rows_a = per_node(wp.mat33)
+        t.arm_c = per_node(wp.vec3)
+        t.arm_p = per_node(wp.vec3)
+        self.nodes = t
+        """The trees and their per-node scratch, as the kernel takes them (``TreeNodes``)."""
         tree = np.full(max(m.body_count, 1), -1, dtype=np.int32)
         starts = trees["node_start"]
         node_group = np.repeat(np.arange(len(starts) - 1, dtype=np.int32), np.diff(starts))
@@ -236,18 +234,6 @@ class TreeScratch:
         self.body_tree_host = tree[: len(self.body_tree_host)]
         self.body_tree = wp.array(tree, dtype=wp.int32, device=self.body_tree.device)
         self.joint_in_tree = wp.array(in_tree, dtype=wp.int32, device=self.joint_in_tree.device)
-
-    def scratch(self) -> list:
-        """The node scratch arrays in the kernel's argument order (after ``limit_lambda``'s place)."""
-        return [
-            self.node_l,
-            self.node_z,
-            self.node_mask,
-            self.node_rows_l,
-            self.node_rows_a,
-            self.node_arm_c,
-            self.node_arm_p,
-        ]
 
 
 def colour_trees(body_tree: np.ndarray, group_count: int, slot_start: np.ndarray, slot_rows: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ from newton_tendon.kernels import rigid as rigid_kernels
 from newton_tendon.kernels import vbd as vbd_kernels
 from newton_tendon.kernels.cable.constants import VBD_COMPLIANCE_FLOOR
 from newton_tendon.kernels.contacts import ContactData
-from newton_tendon.kernels.types import BODY_KINEMATIC
+from newton_tendon.kernels.types import BODY_KINEMATIC, JOINT_FREE
 
 from ..collision import Contacts
 from ..exceptions import NewtonDeprecationWarning
@@ -240,6 +240,17 @@ class SolverVBD(SolverBase):
                 self._trees = None
         self._colour_groups = self._build_colour_groups()
         self._joint_slot_count = 2 * m.joint_count
+        self._joint_in_tree = (
+            self._trees.joint_in_tree
+            if self._trees is not None
+            else wp.zeros(max(m.joint_count, 1), dtype=wp.int32, device=dev)
+        )
+        # The joints' dual step serves the joints outside articulation trees (loop joints, joints of
+        # an articulation that keeps the sweep); a tree's joints get their multipliers from its solve.
+        self._joint_duals_needed = m.joint_count > 0
+        if self._trees is not None:
+            outside = (self._trees.joint_in_tree.numpy()[: m.joint_count] == 0) & (m.joint_type.numpy() != JOINT_FREE)
+            self._joint_duals_needed = bool(outside.any())
         self._init_rigid_scratch()
         if self._trees is not None:
             self._init_tree_step()
@@ -530,7 +541,7 @@ class SolverVBD(SolverBase):
                 1.0,
                 1.0,
                 dt,
-                *t.tree_arrays,
+                t.nodes,
                 groups,
                 groups.shape[0],
                 self._chunk,
@@ -548,17 +559,14 @@ class SolverVBD(SolverBase):
             outputs=[
                 self._tree_drive_lambda,
                 self._body_delta,
-                t.node_d,
-                t.node_e,
-                t.node_y,
-                t.node_drive,
                 self._tree_response,
                 self._tree_limit_lambda,
-                *t.scratch(),
                 self._body_hessian,
                 self._body_idle,
                 self._group_idle,
                 second,
+                self._joint_duals.lam,
+                self._joint_duals.lam_lim,
             ],
             device=dev,
         )
@@ -716,11 +724,11 @@ class SolverVBD(SolverBase):
                     inputs=[dt, self._xs, self._body_delta],
                     device=dev,
                 )
-            if m.joint_count:
+            if self._joint_duals_needed:
                 wp.launch(
                     vbd_kernels.update_joint_duals,
                     dim=m.joint_count,
-                    inputs=[self._bodies, self._joints, self._params, dt, state_out.body_q],
+                    inputs=[self._bodies, self._joints, self._params, dt, self._joint_in_tree, state_out.body_q],
                     outputs=[self._joint_duals],
                     device=dev,
                 )
@@ -769,8 +777,8 @@ class SolverVBD(SolverBase):
             own += [self._assembly_kernel(), self._solve_trees]
             if m.contact_capacity:
                 own += [vbd_kernels.mark_crossed_contacts, vbd_kernels.restore_idle_trees]
-        if m.joint_count or m.contact_capacity:
-            own.append(vbd_kernels.update_joint_duals if m.joint_count else vbd_kernels.update_contact_duals)
+        if self._joint_duals_needed or m.contact_capacity:
+            own.append(vbd_kernels.update_joint_duals if self._joint_duals_needed else vbd_kernels.update_contact_duals)
         return tendon_pass, own
 
     def _restitution(self, state_in: State, state_out: State, contact_data: ContactData, dt: float):

@@ -235,6 +235,7 @@ class SolverXPBD(SolverBase):
         # The other rows' corrections of tree bodies, as impulses the tree pass applies.
         self._body_impulse = wp.zeros(max(m.body_count, 1), dtype=wp.spatial_vector, device=dev)
         self._body_response = wp.zeros(max(m.body_count, 1), dtype=wp.spatial_matrix, device=dev)
+        self._no_limit_force = wp.zeros(1, dtype=wp.vec2, device=dev)  # SolverVBD's output, unused here
         self._loop_start = self._trees.loop_start
         self._loop_joint = self._trees.loop_joint
         self._has_loop_joints = len(self._loop_joint) > 0
@@ -390,7 +391,7 @@ class SolverXPBD(SolverBase):
                 self.joint_linear_relaxation,
                 self.joint_angular_relaxation,
                 dt,
-                *self._trees.tree_arrays,
+                self._trees.nodes,
                 self._trees.all_groups,
                 self._tree_group_count,
                 self._chunk,
@@ -408,18 +409,15 @@ class SolverXPBD(SolverBase):
             outputs=[
                 self._joint_lambda,
                 self._body_delta,
-                self._trees.node_d,
-                self._trees.node_e,
-                self._trees.node_y,
-                self._trees.node_drive,
                 self._body_response,
                 self._limit_lambda,
-                *self._trees.scratch(),
                 # SolverVBD's variant's Newton-step inputs, not read here:
                 self._body_response,
                 self._response_tree,
                 self._response_tree,
                 0,
+                self._body_impulse,
+                self._no_limit_force,
             ],
             device=self.device,
         )

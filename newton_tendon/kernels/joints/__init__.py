@@ -30,6 +30,7 @@ Files:
 
 from newton_tendon.kernels.joints.articulation import (
     ARTICULATION_MODULE,
+    TreeNodes,
     mat66d,
     solve_articulation_kernel,
     vec6d,
@@ -61,6 +62,7 @@ from newton_tendon.kernels.joints.xpbd_rows import (
 
 __all__ = [
     "ARTICULATION_MODULE",
+    "TreeNodes",
     "mat66d",
     "solve_articulation_kernel",
     "vec6d",

@@ -252,6 +252,36 @@ def body_mass_block(bodies: BodyModel, b: int, q: wp.transform):
     return out
 
 
+@wp.struct
+class TreeNodes:
+    """The trees of the articulation pass (``solvers._articulations``: node CSR per group) and its
+    per-node scratch, one struct so a launch packs one argument for them.
+
+    ``start`` [groups + 1], ``kind``, ``index``, ``parent``, ``pbody``, ``cbody`` [nodes]: the trees;
+    ``d``, ``e``, ``y``: each node's diagonal block, block to its tree parent and right-hand side
+    (then its solution); ``drive``: a joint node's row bits; ``factor``, ``z``, ``mask``: the factorization
+    the iterations of a step reuse (factor of +-D, D^-1 E, row pattern); ``rows_l``, ``rows_a``,
+    ``arm_c``, ``arm_p``: a joint node's rows and the arms its blocks on its two bodies are built from."""
+
+    start: wp.array(dtype=wp.int32)
+    kind: wp.array(dtype=wp.int32)
+    index: wp.array(dtype=wp.int32)
+    parent: wp.array(dtype=wp.int32)
+    pbody: wp.array(dtype=wp.int32)
+    cbody: wp.array(dtype=wp.int32)
+    d: wp.array(dtype=mat66d)
+    e: wp.array(dtype=mat66d)
+    y: wp.array(dtype=vec6d)
+    drive: wp.array(dtype=wp.int32)
+    factor: wp.array(dtype=mat66d)
+    z: wp.array(dtype=mat66d)
+    mask: wp.array(dtype=wp.int32)
+    rows_l: wp.array(dtype=wp.mat33)
+    rows_a: wp.array(dtype=wp.mat33)
+    arm_c: wp.array(dtype=wp.vec3)
+    arm_p: wp.array(dtype=wp.vec3)
+
+
 @wp.func
 def drive_lambda(joint_lambda: wp.array(dtype=float), dof: int, newton: bool):
     """A drive row's accumulated multiplier: XPBD's (its rows carry the force of the earlier
@@ -288,12 +318,7 @@ def _make_articulation_pass(universal: bool, armature: bool, newton: bool = Fals
         linear_relaxation: float,
         angular_relaxation: float,
         dt: float,
-        node_start: wp.array(dtype=wp.int32),
-        node_kind: wp.array(dtype=wp.int32),
-        node_index: wp.array(dtype=wp.int32),
-        node_parent: wp.array(dtype=wp.int32),
-        node_pbody: wp.array(dtype=wp.int32),
-        node_cbody: wp.array(dtype=wp.int32),
+        nodes: TreeNodes,
         group_list: wp.array(dtype=wp.int32),
         group_count: int,
         chunk: int,
@@ -312,23 +337,14 @@ def _make_articulation_pass(universal: bool, armature: bool, newton: bool = Fals
         body_impulse: wp.array(dtype=wp.spatial_vector),
         joint_lambda: wp.array(dtype=float),
         body_delta: wp.array(dtype=wp.spatial_vector),
-        node_d: wp.array(dtype=mat66d),
-        node_e: wp.array(dtype=mat66d),
-        node_y: wp.array(dtype=vec6d),
-        node_drive: wp.array(dtype=wp.int32),
         body_response: wp.array(dtype=wp.spatial_matrix),
         limit_lambda: wp.array(dtype=float),
-        node_l: wp.array(dtype=mat66d),
-        node_z: wp.array(dtype=mat66d),
-        node_mask: wp.array(dtype=wp.int32),
-        node_rows_l: wp.array(dtype=wp.mat33),
-        node_rows_a: wp.array(dtype=wp.mat33),
-        node_arm_c: wp.array(dtype=wp.vec3),
-        node_arm_p: wp.array(dtype=wp.vec3),
         body_hessian: wp.array(dtype=wp.spatial_matrix),
         body_idle: wp.array(dtype=wp.int32),
         group_idle: wp.array(dtype=wp.int32),
         second_pass: int,
+        joint_force: wp.array(dtype=wp.spatial_vector),
+        joint_limit_force: wp.array(dtype=wp.vec2),
     ):
         """One iteration's articulation solve for ``chunk`` groups of ``group_list`` (all groups for
         XPBD; one colour of them for SolverVBD) (see the module docstring).
@@ -343,8 +359,8 @@ def _make_articulation_pass(universal: bool, armature: bool, newton: bool = Fals
         # the trust region) are each group's own, so a world's result never depends on another's.
         for gi in range(g0, g1):
             g = group_list[gi]
-            n_first = node_start[g]
-            n_last = node_start[g + 1]
+            n_first = nodes.start[g]
+            n_last = nodes.start[g + 1]
             if wp.static(newton):
                 if second_pass != 0:
                     if group_idle[g] == 0:
@@ -352,15 +368,15 @@ def _make_articulation_pass(universal: bool, armature: bool, newton: bool = Fals
                 else:
                     idle = int(0)
                     for n in range(n_first, n_last):
-                        if node_kind[n] == NODE_BODY:
-                            idle = idle + body_idle[node_index[n]]
+                        if nodes.kind[n] == NODE_BODY:
+                            idle = idle + body_idle[nodes.index[n]]
                     group_idle[g] = idle
             dt2 = wp.float64(dt) * wp.float64(dt)
             # 1. Body nodes: the joint forces' impulses and the other rows' (their blocks are built in
             # step 3, when the group is factored).
             for n in range(n_first, n_last):
-                if node_kind[n] == NODE_BODY:
-                    b = node_index[n]
+                if nodes.kind[n] == NODE_BODY:
+                    b = nodes.index[n]
                     y = vec6d()
                     if apply_forces != 0:
                         for si in range(bodies.slot_start[b], bodies.slot_start[b + 1]):
@@ -373,13 +389,13 @@ def _make_articulation_pass(universal: bool, armature: bool, newton: bool = Fals
                         imp = body_impulse[b]
                         for k in range(6):
                             y[k] = y[k] + wp.float64(imp[k])
-                    node_y[n] = y
+                    nodes.y[n] = y
             # 2. Joint nodes: rows linearized at the current poses.
             changed = int(0)
             for n in range(n_first, n_last):
-                if node_kind[n] != NODE_JOINT:
+                if nodes.kind[n] != NODE_JOINT:
                     continue
-                j = node_index[n]
+                j = nodes.index[n]
                 jt = joints.type[j]
                 p = joints.parent[j]
                 c = joints.child[j]
@@ -527,9 +543,9 @@ def _make_articulation_pass(universal: bool, armature: bool, newton: bool = Fals
                             lin_rows[k] = wp.vec3(0.0)
                         else:
                             ang_rows[k - 3] = wp.vec3(0.0)
-                node_d[n] = dj
-                node_y[n] = yj
-                node_drive[n] = drive
+                nodes.d[n] = dj
+                nodes.y[n] = yj
+                nodes.drive[n] = drive
                 # The rows' pattern: which are active, of which kind, on which moving bodies. Where it
                 # changed since the last factorization, the factorization is redone (step 3).
                 mask = drive << 6
@@ -540,16 +556,16 @@ def _make_articulation_pass(universal: bool, armature: bool, newton: bool = Fals
                     mask = mask | (1 << 24)
                 if moving_c:
                     mask = mask | (1 << 25)
-                if mask != node_mask[n]:
+                if mask != nodes.mask[n]:
                     changed = 1
-                    node_mask[n] = mask
+                    nodes.mask[n] = mask
                 # The rows and the arms their blocks on the two bodies are built from (step 3): the
                 # parent's arm reaches the point of its axis the child anchor is at (a slider's rows
                 # turn with it).
-                node_rows_l[n] = lin_rows
-                node_rows_a[n] = ang_rows
-                node_arm_c[n] = x_c - wp.transform_point(q_c, bodies.com[c])
-                node_arm_p[n] = x_p + along - wp.transform_point(q_p, parent_com(bodies, p))
+                nodes.rows_l[n] = lin_rows
+                nodes.rows_a[n] = ang_rows
+                nodes.arm_c[n] = x_c - wp.transform_point(q_c, bodies.com[c])
+                nodes.arm_p[n] = x_p + along - wp.transform_point(q_p, parent_com(bodies, p))
             # 3. Eliminate leaves first. The first iteration of a step, and any iteration whose row
             # pattern changed (a limit caught or let go), factors the matrix at the current poses and
             # keeps each node's factor L_n (of +-D_n) and Z_n = D_n^-1 E_n; the other iterations reuse
@@ -561,41 +577,41 @@ def _make_articulation_pass(universal: bool, armature: bool, newton: bool = Fals
                 # The blocks: bodies' mass blocks, then each joint's blocks on its two bodies
                 # (E = -J on the joint's side, -J^T on a body's).
                 for n in range(n_first, n_last):
-                    node_e[n] = mat66d()
-                    if node_kind[n] == NODE_BODY:
-                        b = node_index[n]
+                    nodes.e[n] = mat66d()
+                    if nodes.kind[n] == NODE_BODY:
+                        b = nodes.index[n]
                         if wp.static(newton):
-                            node_d[n] = body_newton_block(bodies, b, body_hessian)
+                            nodes.d[n] = body_newton_block(bodies, b, body_hessian)
                         else:
-                            node_d[n] = body_mass_block(bodies, b, body_q[b])
+                            nodes.d[n] = body_mass_block(bodies, b, body_q[b])
                 for n in range(n_first, n_last):
-                    if node_kind[n] != NODE_JOINT:
+                    if nodes.kind[n] != NODE_JOINT:
                         continue
-                    mask = node_mask[n]
-                    t = node_parent[n]
-                    nc = node_cbody[n]
-                    np_ = node_pbody[n]
+                    mask = nodes.mask[n]
+                    t = nodes.parent[n]
+                    nc = nodes.cbody[n]
+                    np_ = nodes.pbody[n]
                     if nc >= 0 and (mask & (1 << 25)) != 0:
-                        jc = body_block(node_rows_l[n], node_rows_a[n], node_arm_c[n], wp.float64(1.0))
+                        jc = body_block(nodes.rows_l[n], nodes.rows_a[n], nodes.arm_c[n], wp.float64(1.0))
                         if t == nc:
-                            node_e[n] = -jc
+                            nodes.e[n] = -jc
                         else:
-                            node_e[nc] = -wp.transpose(jc)
+                            nodes.e[nc] = -wp.transpose(jc)
                     if np_ >= 0 and (mask & (1 << 24)) != 0:
-                        jp = body_block(node_rows_l[n], node_rows_a[n], node_arm_p[n], wp.float64(-1.0))
+                        jp = body_block(nodes.rows_l[n], nodes.rows_a[n], nodes.arm_p[n], wp.float64(-1.0))
                         if t == np_:
-                            node_e[n] = -jp
+                            nodes.e[n] = -jp
                         else:
-                            node_e[np_] = -wp.transpose(jp)
+                            nodes.e[np_] = -wp.transpose(jp)
             for n in range(n_first, n_last):
                 sign = wp.float64(1.0)
-                if node_kind[n] == NODE_JOINT:
+                if nodes.kind[n] == NODE_JOINT:
                     sign = wp.float64(-1.0)
-                t = node_parent[n]
-                y_n = node_y[n]
+                t = nodes.parent[n]
+                y_n = nodes.y[n]
                 if refactor:
-                    e = node_e[n]
-                    el = definite_factor6(node_d[n], sign)
+                    e = nodes.e[n]
+                    el = definite_factor6(nodes.d[n], sign)
                     z_m = mat66d()
                     for col in range(6):
                         v = factor_solve6(
@@ -603,8 +619,8 @@ def _make_articulation_pass(universal: bool, armature: bool, newton: bool = Fals
                         )
                         for i in range(6):
                             z_m[i, col] = v[i]
-                    node_l[n] = el
-                    node_z[n] = z_m
+                    nodes.factor[n] = el
+                    nodes.z[n] = z_m
                     if response != 0:
                         d_inv = mat66d()
                         for col in range(6):
@@ -613,14 +629,14 @@ def _make_articulation_pass(universal: bool, armature: bool, newton: bool = Fals
                             v = factor_solve6(el, sign, unit)
                             for i in range(6):
                                 d_inv[i, col] = v[i]
-                        node_d[n] = d_inv
+                        nodes.d[n] = d_inv
                     if t >= 0:
-                        node_d[t] = node_d[t] - wp.transpose(e) * z_m
-                z_y = factor_solve6(node_l[n], sign, y_n)
+                        nodes.d[t] = nodes.d[t] - wp.transpose(e) * z_m
+                z_y = factor_solve6(nodes.factor[n], sign, y_n)
                 if t >= 0:
                     # E_n^T D_n^-1 y_n = Z_n^T y_n (D_n symmetric).
-                    node_y[t] = node_y[t] - wp.transpose(node_z[n]) * y_n
-                node_y[n] = z_y
+                    nodes.y[t] = nodes.y[t] - wp.transpose(nodes.z[n]) * y_n
+                nodes.y[n] = z_y
             # 4. Back substitution, roots first (reverse order): x_n = z_n - Z_n x_t. After a
             # factorization with ``response``, also the diagonal blocks of the inverse,
             # S_n = D_n^-1 + Z_n S_t Z_n^T (S_root = D_root^-1): a body's S is its pose change per unit
@@ -629,15 +645,15 @@ def _make_articulation_pass(universal: bool, armature: bool, newton: bool = Fals
             inverse = refactor and response != 0
             for i in range(n_last - n_first):
                 n = n_last - 1 - i
-                t = node_parent[n]
+                t = nodes.parent[n]
                 if t >= 0:
-                    z_m = node_z[n]
-                    node_y[n] = node_y[n] - z_m * node_y[t]
+                    z_m = nodes.z[n]
+                    nodes.y[n] = nodes.y[n] - z_m * nodes.y[t]
                     if inverse:
-                        node_d[n] = node_d[n] + z_m * node_d[t] * wp.transpose(z_m)
-                if inverse and node_kind[n] == NODE_BODY:
-                    b = node_index[n]
-                    s_n = node_d[n]
+                        nodes.d[n] = nodes.d[n] + z_m * nodes.d[t] * wp.transpose(z_m)
+                if inverse and nodes.kind[n] == NODE_BODY:
+                    b = nodes.index[n]
+                    s_n = nodes.d[n]
                     out = wp.spatial_matrix()
                     if is_moving_body(bodies, b):
                         for ri in range(6):
@@ -647,16 +663,16 @@ def _make_articulation_pass(universal: bool, armature: bool, newton: bool = Fals
             # 5. Apply, within the trust region: bodies move, drives keep their multipliers.
             largest = wp.float64(0.0)
             for n in range(n_first, n_last):
-                if node_kind[n] == NODE_BODY:
-                    x = node_y[n]
+                if nodes.kind[n] == NODE_BODY:
+                    x = nodes.y[n]
                     largest = wp.max(largest, x[3] * x[3] + x[4] * x[4] + x[5] * x[5])
             scale = wp.float64(1.0)
             if largest > wp.float64(TRUST_ROTATION * TRUST_ROTATION):
                 scale = wp.float64(TRUST_ROTATION) / wp.sqrt(largest)
             for n in range(n_first, n_last):
-                x = node_y[n] * scale
-                if node_kind[n] == NODE_BODY:
-                    b = node_index[n]
+                x = nodes.y[n] * scale
+                if nodes.kind[n] == NODE_BODY:
+                    b = nodes.index[n]
                     move_body(
                         bodies,
                         b,
@@ -665,9 +681,42 @@ def _make_articulation_pass(universal: bool, armature: bool, newton: bool = Fals
                         body_delta,
                     )
                 else:
-                    bits = node_drive[n]
+                    if wp.static(newton):
+                        # The locks' force on the child [N, N m] (lambda of VBD's joint rows, whose
+                        # force on the child is -lambda): a row's multiplier is an impulse times dt.
+                        jn = nodes.index[n]
+                        dim_n = joints.dof_dim[jn]
+                        rl = nodes.rows_l[n]
+                        ra = nodes.rows_a[n]
+                        f_lin = wp.vec3(0.0)
+                        f_ang = wp.vec3(0.0)
+                        for k in range(3):
+                            if k >= dim_n[0]:
+                                f_lin = f_lin + rl[k] * float(x[k])
+                            if k >= dim_n[1]:
+                                f_ang = f_ang + ra[k] * float(x[3 + k])
+                        inv_dt2 = 1.0 / (dt * dt)
+                        joint_force[jn] = wp.spatial_vector(-f_lin * inv_dt2, -f_ang * inv_dt2)
+                        # Limits: (lower, upper) force, <= 0 while it pushes (VBD's convention).
+                        bits_n = nodes.drive[n]
+                        ds_n = joints.qd_start[jn]
+                        for ri in range(6):
+                            on = ri < dim_n[0] or (ri >= 3 and ri - 3 < dim_n[1])
+                            if on:
+                                dof = ds_n + ri
+                                if ri >= 3:
+                                    dof = ds_n + dim_n[0] + ri - 3
+                                lim = wp.vec2(0.0)
+                                if (bits_n & (1 << (6 + ri))) != 0:
+                                    push = float(x[ri]) * inv_dt2
+                                    if (bits_n & (1 << (12 + ri))) != 0:
+                                        lim = wp.vec2(0.0, wp.min(push, 0.0))
+                                    else:
+                                        lim = wp.vec2(-wp.max(push, 0.0), 0.0)
+                                joint_limit_force[dof] = lim
+                    bits = nodes.drive[n]
                     if bits != 0:
-                        j = node_index[n]
+                        j = nodes.index[n]
                         ds = joints.qd_start[j]
                         dim = joints.dof_dim[j]
                         for ri in range(6):

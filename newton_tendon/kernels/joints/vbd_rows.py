@@ -284,15 +284,18 @@ def update_joint_duals(
     joints: JointModel,
     params: PenaltyParams,
     dt: float,
+    joint_in_tree: wp.array(dtype=wp.int32),
     # State: the current iterate
     body_q: wp.array(dtype=wp.transform),
     # Scratch:
     duals: JointDuals,
 ):
-    """Dual step after an iteration: lambda <- k C + lambda (limits clamped to <= 0), rho grows with |C|."""
+    """Dual step after an iteration: lambda <- k C + lambda (limits clamped to <= 0), rho grows with |C|.
+    Joints of an articulation tree (``joint_in_tree``) are skipped: the articulation pass holds them
+    and writes their multiplier, the locks' force from its solve."""
     j = wp.tid()
     jt = joints.type[j]
-    if joints.enabled[j] == 0 or jt == JOINT_FREE:
+    if joints.enabled[j] == 0 or jt == JOINT_FREE or joint_in_tree[j] != 0:
         return
     inv_h2 = 1.0 / (dt * dt)
     jf = universal_frame(joints, j, joint_frame(bodies, joints, j, body_q))
