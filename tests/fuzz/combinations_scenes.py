@@ -162,6 +162,8 @@ class Part:
     cables: list[Cable] = dataclasses.field(default_factory=list)
     passive: bool = True
     """No actuator does work and no kinematic body moves: the mechanical energy cannot grow."""
+    joint_forces: list[tuple[int, Callable[[int], float]]] = dataclasses.field(default_factory=list)
+    """(dof within its world, generalized force [N m or N] as a function of the step) of driven joints."""
     overdamped: list[tuple[int, float]] = dataclasses.field(default_factory=list)
     """(body, static height of its origin [m]) of loads released above their static height on a cable
     damped beyond critical: they sink to it without passing it (``OVERSHOOT_TOL``)."""
@@ -417,6 +419,69 @@ def joints(b, ox, p):
     return Part()
 
 
+def light_link_chain(b, ox, p):
+    """An articulated chain as the MJCF importer builds a body with two hinges: a 1 kg arm on a world
+    hinge about +y, then at its tip a 10 g virtual link (inertia 1e-6 kg m^2) on a hinge about +x and
+    a 0.5 kg forearm on a hinge about +y at the same point, released horizontal with the forearm
+    turned 0.4 rad about z (issue 43: light links between the joints of one body)."""
+    arm = ball(b, (ox - 0.2, 0.0, 2.0), 1.0 * p.scale)
+    b.add_joint_revolute(
+        -1,
+        arm,
+        parent_xform=(ox - 0.45, 0.0, 2.0, 0.0, 0.0, 0.0, 1.0),
+        child_xform=(-0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0),
+        axis=Y,
+    )
+    virtual = b.add_link(xform=(ox + 0.05, 0.0, 2.0, 0.0, 0.0, 0.0, 1.0), mass=0.01, inertia=np.eye(3) * 1e-6)
+    b.add_joint_revolute(
+        arm,
+        virtual,
+        parent_xform=(0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0),
+        child_xform=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0),
+        axis=(1.0, 0.0, 0.0),
+    )
+    turn = (0.0, 0.0, np.sin(0.2), np.cos(0.2))
+    tip = (ox + 0.05 + 0.3 * np.cos(0.4), 0.3 * np.sin(0.4), 2.0)
+    forearm = b.add_link(xform=(*tip, *turn), mass=0.5, inertia=np.eye(3) * 4e-3)
+    b.add_joint_revolute(
+        virtual, forearm, parent_xform=(0.0, 0.0, 0.0, *turn), child_xform=(-0.3, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0),
+        axis=Y,
+    )
+    return Part()
+
+
+def random_actions(b, ox, p):
+    """What a policy does on its first day: a two-link arm (world hinge about +y, elbow about +y with
+    limits +-1.5 rad) whose motors take joint forces uniform in +-4 N m (shoulder) and +-2 N m (elbow),
+    drawn anew every 12 steps (0.05 s) from a generator seeded by the world (issue 43)."""
+    upper = ball(b, (ox + 0.2, 0.0, 2.0), 0.8 * p.scale)
+    shoulder = b.joint_dof_count
+    b.add_joint_revolute(
+        -1,
+        upper,
+        parent_xform=(ox, 0.0, 2.0, 0.0, 0.0, 0.0, 1.0),
+        child_xform=(-0.2, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0),
+        axis=Y,
+    )
+    lower = b.add_link(xform=(ox + 0.6, 0.0, 2.0, 0.0, 0.0, 0.0, 1.0), mass=0.3, inertia=np.eye(3) * 2e-3)
+    elbow = b.joint_dof_count
+    b.add_joint_revolute(
+        upper,
+        lower,
+        parent_xform=(0.2, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0),
+        child_xform=(-0.2, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0),
+        axis=Y,
+        limit_lower=-1.5,
+        limit_upper=1.5,
+    )
+    draws = np.random.default_rng(43 + p.world).uniform(-1.0, 1.0, (64, 2))
+
+    def command(column: int, peak: float):
+        return lambda step: float(peak * draws[(step // 12) % len(draws), column])
+
+    return Part(joint_forces=[(shoulder, command(0, 4.0)), (elbow, command(1, 2.0))], passive=False)
+
+
 def resting(b, ox, p):
     """A sphere, a box and a capsule (lying along x) resting on the ground, touching it at rest."""
     s = b.add_body(xform=(ox - 0.5, 0.0, 0.1, 0.0, 0.0, 0.0, 1.0))
@@ -460,6 +525,8 @@ FEATURES: dict[str, Callable] = {
     "fixed_tendon": fixed_tendon,
     "coupling": coupling,
     "joints": joints,
+    "light_link_chain": light_link_chain,
+    "random_actions": random_actions,
     "resting": resting,
     "kinematic": kinematic,
 }
@@ -490,12 +557,12 @@ class Scene:
         counts = None
         for w in self.worlds:
             b, parts = build_world(features, WorldParams.of(w))
-            c = (b.body_count, b.tendon_guide_count, b.tendon_count)
+            c = (b.body_count, b.tendon_guide_count, b.tendon_count, b.joint_dof_count)
             assert counts in (None, c), "worlds differ in structure"
             counts = c
             self.parts.append(parts)
             scene.add_world(b)
-        self.body_count, self.guide_count, self.tendon_count = counts
+        self.body_count, self.guide_count, self.tendon_count, dof_count = counts
         if solver == "vbd":
             scene.color()
         self.model = scene.finalize(device)
@@ -521,8 +588,19 @@ class Scene:
         if self.model.tendon_guide_count:
             self.control.tendon_guide_winch_force.assign(force)
         self._winch_cmd = np.zeros(self.model.tendon_guide_count, dtype=np.float32)
+        self.joint_forces = [
+            (k * dof_count + dof, cmd)
+            for k, parts in enumerate(self.parts)
+            for part in parts
+            for dof, cmd in part.joint_forces
+        ]
+        self._joint_f = np.zeros(self.model.joint_dof_count, dtype=np.float32)
 
     def step(self, step: int):
+        if self.joint_forces:
+            for dof, cmd in self.joint_forces:
+                self._joint_f[dof] = cmd(step)
+            self.control.joint_f.assign(self._joint_f)
         if self.length_winches:
             for g, cmd in self.length_winches:
                 self._winch_cmd[g] = cmd(step)

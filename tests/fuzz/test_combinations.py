@@ -5,7 +5,8 @@ worlds with per-world parameters, checked against invariants that hold for every
 The features (``tests/fuzz/combinations_scenes.py``, ``FEATURES``): routed cables (frictionless,
 frictional, over a dynamic roller, with a length winch, with a force winch), spatial tendons (sites
 only, sphere wrap, cylinder wrap with a side site, pulley), a fixed tendon, a coupling, joints with
-limits and drives, free bodies resting on the ground, kinematic bodies. Each sits in its own region
+limits and drives, an articulated chain with a light virtual link between two hinges, an arm under
+random joint forces (issue 43), free bodies resting on the ground, kinematic bodies. Each sits in its own region
 of one world; world ``w`` scales its masses, stiffnesses and commands by ``1 + 0.07 w``.
 
 The invariants (``combinations_scenes.Checker``, after every step, every world): finite state;
@@ -17,10 +18,9 @@ even batch must equal, bit for bit (``body_q``, ``body_qd``), the same world bui
 
 Profiles (environment variable ``NEWTON_TENDON_MATRIX``):
 
-* default: ``STEPS`` = 48 steps of 1/240 s, batches of 3 and 2 worlds, all 15 singles and 105 pairs
-  and ``TRIPLE_SAMPLE`` = 12 seeded triples, each on both solvers (264 tests, plus 7 tests that each
-  invariant can fail; 1 min 42 s wall on 2 shared CPU cores at 72040d5, where 83 of them stop at
-  their first failure; about 2.5 minutes when all run to the end);
+* default: ``STEPS`` = 48 steps of 1/240 s, batches of 3 and 2 worlds, all 17 singles and 136 pairs
+  and ``TRIPLE_SAMPLE`` = 12 seeded triples, each on both solvers (330 tests, plus 7 tests that each
+  invariant can fail; 3 min 6 s wall on 2 shared CPU cores with the two features of issue 43);
 * ``NEWTON_TENDON_MATRIX=long``: 240 steps, batches of 5 and 4 worlds, the singles, pairs and 120
   seeded triples (450 tests, 13 minutes wall at 72040d5; the seed is fixed, so a failure reproduces).
 
