@@ -1018,3 +1018,13 @@ def test_actuator_defaults_are_shared_by_kind_as_mujoco(defaults, actuator):
     if act.kind == "position":
         assert b.joint_target_ke[0] == pytest.approx(gear**2 * mj.actuator_gainprm[0, 0])
         assert b.joint_target_kd[0] == pytest.approx(-(gear**2) * mj.actuator_biasprm[0, 2])
+
+
+def test_a_long_path_keeps_its_file_name_in_messages(tmp_path):
+    """A path longer than the 80 characters a message repeats is cut from its start, so the file name
+    and line stay in the message (cut from its end, a temporary folder 81 characters deep hid them)."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    write(deep, "main.xml", '<mujoco><include file="p.xml"/></mujoco>')
+    with pytest.raises(ValueError, match=r"\.\.\.d*/e+/main\.xml:1: <include>: cannot read MJCF file '\.\.\..*/p\.xml'"):
+        nt.ModelBuilder().add_mjcf(deep / "main.xml")

@@ -55,6 +55,16 @@ def _q(value) -> str:
     return f"{text[: MAX_ECHO - 3]}... ({len(str(value))} characters)"
 
 
+def _path(path: str) -> str:
+    """A file path for a message: whole up to ``MAX_ECHO`` characters, else its end (the file name
+    and the folders nearest it, which say which file it is) after ``...``: a temporary folder 81
+    characters deep cut from its start hid the file name the message is about."""
+    path = str(path)
+    if len(path) <= MAX_ECHO:
+        return path
+    return f"...{path[-(MAX_ECHO - 3):]}"
+
+
 _BOM = "\ufeff"
 
 
@@ -89,7 +99,7 @@ def _read(path: str, what: str) -> bytes:
             return f.read()
     except (OSError, ValueError) as e:
         why = getattr(e, "strerror", None) or str(e)
-        raise ValueError(f"{what}: cannot read MJCF file {_q(path)}: {why}") from None
+        raise ValueError(f"{what}: cannot read MJCF file {_path(path)!r}: {why}") from None
 
 
 def _parse(text, name: str, src: str | None) -> _Element:
@@ -147,7 +157,7 @@ class _Doc:
         if isinstance(source, os.PathLike) or (isinstance(source, str) and not _looks_like_xml(source)):
             path = os.fspath(source)
             text = _read(path, "add_mjcf")
-            self.name = path if len(path) <= MAX_ECHO else _q(path)
+            self.name = _path(path)
             self.folder = os.path.dirname(os.path.abspath(path))
         elif isinstance(source, (str, bytes)):
             # A leading byte-order mark is legal XML (MuJoCo accepts it); expat wants it off a str.
@@ -187,7 +197,7 @@ class _Doc:
             if len(self.included) >= MAX_INCLUDES:
                 raise ValueError(f"{self.where(child)}: more than {MAX_INCLUDES} includes")
             self.included.append(path)
-            shown = path if len(path) <= MAX_ECHO else _q(path)
+            shown = _path(path)
             root = _parse(_read(path, self.where(child)), shown, shown)
             self._expand(root, os.path.dirname(path))
             children.extend(root.children)
