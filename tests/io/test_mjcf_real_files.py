@@ -1026,5 +1026,6 @@ def test_a_long_path_keeps_its_file_name_in_messages(tmp_path):
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     deep.mkdir(parents=True)
     write(deep, "main.xml", '<mujoco><include file="p.xml"/></mujoco>')
-    with pytest.raises(ValueError, match=r"\.\.\.d*/e+/main\.xml:1: <include>: cannot read MJCF file '\.\.\..*/p\.xml'"):
+    match = r"\.\.\.d*/e+/main\.xml:1: <include>: cannot read MJCF file '\.\.\..*/p\.xml'"
+    with pytest.raises(ValueError, match=match):
         nt.ModelBuilder().add_mjcf(deep / "main.xml")
